@@ -1,0 +1,48 @@
+# The two commands a newcomer needs: `make run` and `make test`. See README.md.
+PYTHON ?= python3.11
+VENV ?= .venv
+PY := $(VENV)/bin/python
+PIP := $(VENV)/bin/pip
+STAMP := $(VENV)/.installed
+
+TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/registry
+TEST_REDIS_URL ?= redis://127.0.0.1:6379/15
+
+.PHONY: run test install services migrate worker beat lint bench clean
+
+$(STAMP): requirements.txt
+	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "$(PYTHON) is needed (set PYTHON=... to use another 3.11 interpreter)"; exit 1; }
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PIP) install --quiet --upgrade pip
+	$(PIP) install --quiet -r requirements.txt
+	touch $(STAMP)
+
+install: $(STAMP)
+
+## run: the registry on http://127.0.0.1:8000 with nothing configured (SQLite, in-process tasks, demo agents)
+run: $(STAMP)
+	env -u DATABASE_URL -u REDIS_URL -u CELERY_BROKER_URL DJANGO_DEBUG=true $(PY) manage.py migrate --noinput
+	env -u DATABASE_URL -u REDIS_URL -u CELERY_BROKER_URL DJANGO_DEBUG=true $(PY) manage.py load_demo
+	env -u DATABASE_URL -u REDIS_URL -u CELERY_BROKER_URL DJANGO_DEBUG=true $(PY) manage.py runserver 127.0.0.1:8000
+
+services:
+	bash scripts/services.sh
+
+## test: set up everything and run the suite on PostgreSQL and Redis
+test: $(STAMP) services
+	DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL) DJANGO_SECRET_KEY=test-only-secret \
+	  $(PY) manage.py makemigrations --check --dry-run
+	DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL) DJANGO_SECRET_KEY=test-only-secret \
+	  CELERY_TASK_ALWAYS_EAGER=true $(PY) -m pytest $(PYTEST_ARGS)
+
+worker: $(STAMP)
+	$(VENV)/bin/celery -A registry worker --loglevel=INFO --concurrency=2
+
+beat: $(STAMP)
+	$(VENV)/bin/celery -A registry beat --loglevel=INFO
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check .
+
+clean:
+	rm -rf $(VENV) db.sqlite3 staticfiles .pytest_cache

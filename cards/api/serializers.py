@@ -1,0 +1,140 @@
+"""Output shapes of the agents API. Input is parsed in the views (small, explicit)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.urls import reverse
+from rest_framework import serializers
+
+from cards.models import Agent, Extension, Skill
+
+
+def absolute(request: Any, path: str) -> str:
+    return request.build_absolute_uri(path) if request is not None else path
+
+
+class SkillSerializer(serializers.ModelSerializer):
+    id = serializers.CharField(source="skill_id")
+    input_modes = serializers.ListField(child=serializers.CharField())
+    output_modes = serializers.ListField(child=serializers.CharField())
+    tags = serializers.ListField(child=serializers.CharField())
+    examples = serializers.ListField(child=serializers.CharField())
+
+    class Meta:
+        model = Skill
+        fields = ["id", "name", "description", "tags", "examples", "input_modes", "output_modes"]
+
+
+class SkillWithAgentSerializer(SkillSerializer):
+    agent = serializers.SerializerMethodField()
+
+    class Meta(SkillSerializer.Meta):
+        fields = [*SkillSerializer.Meta.fields, "agent"]
+
+    def get_agent(self, skill: Skill) -> dict[str, str]:
+        request = self.context.get("request")
+        return {
+            "id": str(skill.agent_id),
+            "name": skill.agent.name,
+            "link": absolute(request, reverse("agent-detail", args=[skill.agent_id])),
+        }
+
+
+class SkillBriefSerializer(serializers.ModelSerializer):
+    id = serializers.CharField(source="skill_id")
+    tags = serializers.ListField(child=serializers.CharField())
+
+    class Meta:
+        model = Skill
+        fields = ["id", "name", "tags"]
+
+
+class ExtensionSerializer(serializers.ModelSerializer):
+    params = serializers.JSONField(allow_null=True)
+
+    class Meta:
+        model = Extension
+        fields = ["uri", "description", "required", "params"]
+
+
+class ProviderField(serializers.Field):
+    def to_representation(self, agent: Agent) -> dict[str, str] | None:
+        if not agent.provider_organization and not agent.provider_url:
+            return None
+        return {"organization": agent.provider_organization, "url": agent.provider_url}
+
+
+class CrawlSerializer(serializers.Serializer):
+    status = serializers.CharField()
+    last_error = serializers.CharField()
+    last_error_code = serializers.CharField()
+    last_crawled_at = serializers.DateTimeField(allow_null=True)
+    last_success_at = serializers.DateTimeField(allow_null=True)
+    last_http_status = serializers.IntegerField(allow_null=True)
+    fetch_ms = serializers.FloatField(allow_null=True)
+    process_ms = serializers.FloatField(allow_null=True)
+    next_crawl_at = serializers.DateTimeField(allow_null=True)
+
+
+class AgentSummarySerializer(serializers.ModelSerializer):
+    """One row of a search result."""
+
+    provider = ProviderField(source="*")
+    skills = SkillBriefSerializer(many=True, read_only=True)
+    validation = serializers.SerializerMethodField()
+    links = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Agent
+        fields = [
+            "id", "url", "card_url", "name", "description", "version", "provider", "shape",
+            "status", "streaming", "skills", "validation", "last_crawled_at", "created_at", "links",
+        ]
+
+    def get_validation(self, agent: Agent) -> dict[str, Any]:
+        return {
+            "valid": agent.valid,
+            "counts": {
+                "error": agent.error_count,
+                "warning": agent.warning_count,
+                "info": agent.info_count,
+            },
+        }
+
+    def get_links(self, agent: Agent) -> dict[str, str]:
+        request = self.context.get("request")
+        return {
+            "self": absolute(request, reverse("agent-detail", args=[agent.pk])),
+            "card": absolute(request, reverse("agent-card", args=[agent.pk])),
+            "history": absolute(request, reverse("agent-history", args=[agent.pk])),
+        }
+
+
+class AgentDetailSerializer(AgentSummarySerializer):
+    skills = SkillSerializer(many=True, read_only=True)  # type: ignore[assignment]
+    extensions = ExtensionSerializer(many=True, read_only=True)
+    crawl = CrawlSerializer(source="*")
+    capabilities = serializers.SerializerMethodField()
+    interfaces = serializers.JSONField()
+    content_sha256 = serializers.CharField()
+
+    class Meta(AgentSummarySerializer.Meta):
+        fields = [
+            "id", "url", "card_url", "name", "description", "version", "provider", "shape",
+            "documentation_url", "icon_url", "interfaces", "capabilities", "status", "crawl",
+            "content_sha256", "validation", "skills", "extensions", "created_at", "updated_at",
+            "links",
+        ]
+
+    def get_capabilities(self, agent: Agent) -> dict[str, bool | None]:
+        return {
+            "streaming": agent.streaming,
+            "pushNotifications": agent.push_notifications,
+            "extendedAgentCard": agent.extended_card,
+        }
+
+    def get_validation(self, agent: Agent) -> dict[str, Any]:
+        summary = super().get_validation(agent)
+        summary["findings"] = agent.findings
+        return summary

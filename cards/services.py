@@ -1,0 +1,347 @@
+"""Writes: submitting agents, crawling them, and checking cards.
+
+Views and tasks call these; nothing here knows about HTTP requests. Every outcome of a crawl
+is recorded on the agent row, so a failure is visible in the API and the admin, not only in logs.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import time
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.conf import settings
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import IntegrityError, transaction
+from django.db.models import Q
+from django.utils import timezone
+
+from cards.discovery import InvalidURL, candidate_card_urls, is_origin, normalise_url
+from cards.findings import Finding, counts
+from cards.indexing import apply_summary, index_card
+from cards.models import Agent, Snapshot
+from cards.parsing import ParsedDocument, parse_card_bytes
+from cards.rules import RuleContext, validate_card
+from registry.errors import ProblemError
+from registry.http import FetchError, FetchPolicy, FetchResult, check_url, fetch
+
+logger = logging.getLogger(__name__)
+
+
+class TransientCrawlError(Exception):
+    """The crawl failed for a reason that may go away (timeout, 5xx, 429): retry later."""
+
+    def __init__(self, reason: str, *, retry_after: float | None = None) -> None:
+        super().__init__(reason)
+        self.retry_after = retry_after
+
+
+# --- checking a card ---------------------------------------------------------------------------
+
+
+@dataclass
+class CardReport:
+    """What the registry concludes about one card document; stores nothing."""
+
+    parsed: ParsedDocument
+    findings: list[Finding] = field(default_factory=list)
+
+    @property
+    def card(self) -> dict[str, Any] | None:
+        return self.parsed.card
+
+    @property
+    def valid(self) -> bool:
+        return not any(f.severity == "error" for f in self.findings)
+
+    def validation(self) -> dict[str, Any]:
+        return {
+            "valid": self.valid,
+            "counts": counts(self.findings),
+            "findings": [f.as_dict() for f in self.findings],
+        }
+
+
+def rule_context() -> RuleContext:
+    return RuleContext(
+        allow_http=settings.REGISTRY_FETCH_ALLOW_HTTP,
+        allowed_networks=tuple(settings.REGISTRY_FETCH_ALLOWED_NETWORKS),
+    )
+
+
+def _has_nul(value: Any) -> bool:
+    # PostgreSQL's jsonb cannot hold U+0000; such a document is kept as raw bytes only.
+    if isinstance(value, str):
+        return "\x00" in value
+    if isinstance(value, dict):
+        return any(_has_nul(k) or _has_nul(v) for k, v in value.items())
+    if isinstance(value, list):
+        return any(_has_nul(v) for v in value)
+    return False
+
+
+def card_check(*, raw: bytes, lenient_content_type: bool = False) -> CardReport:
+    """Parse and validate card bytes; the same engine serves ingestion and /validate."""
+    parsed = parse_card_bytes(raw)
+    findings = list(parsed.findings)
+    if lenient_content_type:
+        findings.append(
+            Finding(
+                code="fetch.lenient-content-type",
+                severity="warning",
+                pointer="",
+                message="The card was not served as application/json; serve it with a JSON media type.",
+            )
+        )
+    if parsed.data is not None and _has_nul(parsed.data):
+        findings.append(
+            Finding(
+                code="json.nul-character",
+                severity="error",
+                pointer="",
+                message="The document contains the character U+0000, which the registry cannot index.",
+            )
+        )
+        parsed.data = None
+        parsed.card = None
+    if parsed.data is not None and parsed.card is not None:
+        findings.extend(validate_card(parsed.data, parsed.card, parsed.shape, rule_context()))
+    return CardReport(parsed=parsed, findings=findings)
+
+
+# --- fetching --------------------------------------------------------------------------------
+
+
+def fetch_card(
+    url: str, *, discover: bool, policy: FetchPolicy | None = None,
+    headers: dict[str, str] | None = None,
+) -> FetchResult:
+    """Fetch the card at ``url``; for an origin, try the well-known paths in order.
+
+    A 404 or 410 on the first well-known path moves on to the next one; any other failure
+    is final for this attempt.
+    """
+    policy = policy or FetchPolicy.from_settings()
+    candidates = candidate_card_urls(url) if discover else [url]
+    last_error: FetchError | None = None
+    for candidate in candidates:
+        try:
+            return fetch(candidate, policy=policy, headers=headers)
+        except FetchError as err:
+            last_error = err
+            if err.status in (404, 410):
+                continue
+            raise
+    assert last_error is not None
+    if len(candidates) > 1:
+        last_error.reason = "no agent card at " + " nor ".join(candidates) + f" ({last_error.reason})"
+    raise last_error
+
+
+# --- submission ------------------------------------------------------------------------------
+
+
+def _invalid_url(detail: str) -> ProblemError:
+    return ProblemError(
+        status=400,
+        slug="invalid-url",
+        title="Invalid agent URL",
+        detail=detail,
+        errors=[{"pointer": "/url", "message": detail}],
+    )
+
+
+def submitted_url_check(url: Any) -> str:
+    """Normalise a submitted URL and refuse what the fetch policy would refuse."""
+    if not isinstance(url, str):
+        raise _invalid_url("url must be a string")
+    try:
+        normalised = normalise_url(url)
+    except InvalidURL as exc:
+        raise _invalid_url(str(exc)) from None
+    if len(normalised.encode("utf-8")) > 2048:
+        raise _invalid_url("the URL is longer than 2048 bytes")
+    try:
+        check_url(normalised, FetchPolicy.from_settings())
+    except FetchError as err:
+        raise _invalid_url(err.reason) from None
+    return normalised
+
+
+def agent_submit(*, url: Any, user: AbstractBaseUser | None) -> tuple[Agent, bool]:
+    """Register an agent by URL, or return the one already registered for it.
+
+    Returns ``(agent, created)``. Concurrent submissions of one URL meet at the unique
+    constraint on ``Agent.url``: the loser reads the winner's row.
+    """
+    normalised = submitted_url_check(url)
+    existing = Agent.objects.filter(Q(url=normalised) | Q(card_url=normalised)).first()
+    if existing is not None:
+        return existing, False
+    discover = is_origin(normalised)
+    try:
+        with transaction.atomic():
+            agent = Agent.objects.create(
+                url=normalised,
+                discover=discover,
+                card_url="" if discover else normalised,
+                submitted_by=user,
+                next_crawl_at=timezone.now(),
+            )
+            transaction.on_commit(lambda: enqueue_crawl(agent.pk))
+    except IntegrityError:
+        return Agent.objects.get(url=normalised), False
+    return agent, True
+
+
+def enqueue_crawl(agent_id: Any) -> bool:
+    """Queue a crawl; if the broker is down the agent stays due and a later sweep takes it."""
+    from cards.tasks import crawl_agent
+
+    try:
+        crawl_agent.delay(str(agent_id))
+    except Exception:  # kombu raises many types when the broker is unreachable
+        logger.warning("could not queue a crawl of agent %s; it stays due", agent_id, exc_info=True)
+        return False
+    return True
+
+
+# --- crawling --------------------------------------------------------------------------------
+
+
+def _conditional_headers(agent: Agent) -> dict[str, str]:
+    if agent.latest_snapshot_id is None:
+        return {}
+    headers: dict[str, str] = {}
+    if agent.etag:
+        headers["If-None-Match"] = agent.etag
+    if agent.last_modified:
+        headers["If-Modified-Since"] = agent.last_modified
+    return headers
+
+
+def _next_crawl(now: datetime) -> datetime:
+    return now + timedelta(seconds=settings.REGISTRY_CRAWL_INTERVAL_SECONDS)
+
+
+def _record_failure(agent_id: Any, err: FetchError, started: float) -> None:
+    now = timezone.now()
+    Agent.objects.filter(pk=agent_id).update(
+        status=Agent.Status.ERROR,
+        last_error=err.reason[:2000],
+        last_error_code=err.code,
+        last_http_status=err.status,
+        last_crawled_at=now,
+        fetch_ms=(time.monotonic() - started) * 1000,
+        next_crawl_at=_next_crawl(now),
+        updated_at=now,
+    )
+
+
+def agent_crawl(*, agent_id: Any) -> str:
+    """Fetch, parse, validate and index one agent's card. Idempotent.
+
+    Returns the outcome (``stored``, ``unchanged``, ``not-modified``, ``error``, ``missing``).
+    Raises :class:`TransientCrawlError` after recording a failure that is worth retrying.
+    """
+    agent = Agent.objects.filter(pk=agent_id).first()
+    if agent is None:
+        return "missing"
+    started = time.monotonic()
+    try:
+        result = fetch_card(agent.url, discover=agent.discover, headers=_conditional_headers(agent))
+    except FetchError as err:
+        _record_failure(agent.pk, err, started)
+        if err.transient:
+            raise TransientCrawlError(err.reason, retry_after=err.retry_after) from err
+        return "error"
+    fetch_ms = (time.monotonic() - started) * 1000
+    if result.not_modified:
+        now = timezone.now()
+        Agent.objects.filter(pk=agent.pk).update(
+            status=Agent.Status.OK, last_error="", last_error_code="", last_http_status=304,
+            last_crawled_at=now, last_success_at=now, fetch_ms=fetch_ms,
+            next_crawl_at=_next_crawl(now), updated_at=now,
+        )
+        return "not-modified"
+    return card_ingest(agent_id=agent.pk, result=result, fetch_ms=fetch_ms)
+
+
+def card_ingest(*, agent_id: Any, result: FetchResult, fetch_ms: float | None = None) -> str:
+    """Store what a fetch returned: a snapshot when the content is new, findings, index rows."""
+    started = time.monotonic()
+    report = card_check(raw=result.body, lenient_content_type=result.lenient_content_type)
+    sha256 = hashlib.sha256(result.body).hexdigest()
+    now = timezone.now()
+    with transaction.atomic():
+        agent = Agent.objects.select_for_update().filter(pk=agent_id).first()
+        if agent is None:
+            return "missing"
+        snapshot, created = Snapshot.objects.get_or_create(
+            agent=agent,
+            sha256=sha256,
+            defaults={
+                "raw": result.body,
+                "content_type": result.headers.get("content-type", "")[:255],
+                "card_url": result.url[:2048],
+                "data": report.parsed.data,
+                "card": report.card,
+                "shape": report.parsed.shape,
+                "findings": [f.as_dict() for f in report.findings],
+                "fetched_at": now,
+            },
+        )
+        changed = agent.latest_snapshot_id != snapshot.pk
+        if report.card is not None and (changed or agent.content_sha256 != sha256):
+            apply_summary(agent, report.card)
+            index_card(agent, report.card)
+        agent.latest_snapshot = snapshot
+        agent.content_sha256 = sha256
+        agent.card_url = result.url[:2048]
+        agent.shape = report.parsed.shape if report.card is not None else agent.shape
+        agent.findings = [f.as_dict() for f in report.findings]
+        tally = counts(report.findings)
+        agent.error_count, agent.warning_count, agent.info_count = (
+            tally["error"], tally["warning"], tally["info"]
+        )
+        agent.valid = report.valid
+        if report.card is None:
+            first = next((f for f in report.findings if f.severity == "error"), None)
+            agent.status = Agent.Status.ERROR
+            agent.last_error = first.message if first else "the document is not an agent card"
+            agent.last_error_code = first.code if first else "card.unusable"
+        else:
+            agent.status = Agent.Status.OK
+            agent.last_error = ""
+            agent.last_error_code = ""
+            agent.last_success_at = now
+        agent.last_http_status = result.status
+        agent.last_crawled_at = now
+        agent.fetch_ms = fetch_ms
+        agent.process_ms = (time.monotonic() - started) * 1000
+        agent.etag = (result.etag or "")[:512]
+        agent.last_modified = (result.last_modified or "")[:128]
+        agent.next_crawl_at = _next_crawl(now)
+        agent.save()
+    if not created:
+        return "unchanged"
+    return "stored"
+
+
+def card_check_url(url: Any) -> tuple[CardReport, FetchResult]:
+    """Fetch a card by URL for ``/validate``: the same policy as a crawl, nothing stored."""
+    normalised = submitted_url_check(url)
+    try:
+        result = fetch_card(normalised, discover=is_origin(normalised))
+    except FetchError as err:
+        raise ProblemError(
+            status=422,
+            slug="fetch-failed",
+            title="The card could not be fetched",
+            detail=err.reason,
+            extra={"code": err.code},
+        ) from None
+    return card_check(raw=result.body, lenient_content_type=result.lenient_content_type), result

@@ -1,0 +1,162 @@
+"""One error shape for the whole API: RFC 9457 problem+json.
+
+Services raise :class:`ProblemError`; DRF's own exceptions and anything unexpected are mapped by
+:func:`problem_exception_handler`, so a client never sees an HTML page or a bare string.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
+from django.core.exceptions import RequestDataTooBig, SuspiciousOperation
+from django.http import Http404, HttpRequest, JsonResponse
+from rest_framework import exceptions
+from rest_framework.response import Response
+
+from cards.findings import json_pointer
+
+PROBLEM_CONTENT_TYPE = "application/problem+json"
+logger = logging.getLogger(__name__)
+
+
+def problem_type(slug: str) -> str:
+    # A relative URI reference (RFC 9457 section 3.1.1); the slugs are listed in docs/api.md.
+    return f"/problems/{slug}"
+
+
+class ProblemError(Exception):
+    """An application error with everything a problem document needs."""
+
+    def __init__(
+        self,
+        *,
+        status: int,
+        slug: str,
+        title: str,
+        detail: str,
+        errors: list[dict[str, str]] | None = None,
+        extra: dict[str, Any] | None = None,
+    ) -> None:
+        super().__init__(detail)
+        self.status = status
+        self.slug = slug
+        self.title = title
+        self.detail = detail
+        self.errors = errors or []
+        self.extra = extra or {}
+
+    def as_dict(self) -> dict[str, Any]:
+        body: dict[str, Any] = {
+            "type": problem_type(self.slug),
+            "title": self.title,
+            "status": self.status,
+            "detail": self.detail,
+        }
+        if self.errors:
+            body["errors"] = self.errors
+        body.update(self.extra)
+        return body
+
+
+def _flatten(detail: Any, path: tuple[str | int, ...] = ()) -> list[dict[str, str]]:
+    """Turn DRF's nested error detail into a flat list of {pointer, message}."""
+    if isinstance(detail, dict):
+        out: list[dict[str, str]] = []
+        for key, value in detail.items():
+            sub = path if key == "non_field_errors" else (*path, key)
+            out.extend(_flatten(value, sub))
+        return out
+    if isinstance(detail, list):
+        if all(not isinstance(item, (dict, list)) for item in detail):
+            return [{"pointer": json_pointer(*path), "message": str(item)} for item in detail]
+        out = []
+        for index, item in enumerate(detail):
+            out.extend(_flatten(item, (*path, index)))
+        return out
+    return [{"pointer": json_pointer(*path), "message": str(detail)}]
+
+
+_DRF_SLUGS: dict[type[exceptions.APIException], tuple[str, str]] = {
+    exceptions.ParseError: ("malformed-request", "Malformed request"),
+    exceptions.AuthenticationFailed: ("authentication-failed", "Authentication failed"),
+    exceptions.NotAuthenticated: ("not-authenticated", "Authentication required"),
+    exceptions.PermissionDenied: ("forbidden", "Forbidden"),
+    exceptions.NotFound: ("not-found", "Not found"),
+    exceptions.MethodNotAllowed: ("method-not-allowed", "Method not allowed"),
+    exceptions.NotAcceptable: ("not-acceptable", "Not acceptable"),
+    exceptions.UnsupportedMediaType: ("unsupported-media-type", "Unsupported media type"),
+    exceptions.Throttled: ("rate-limited", "Too many requests"),
+}
+
+
+def _from_api_exception(exc: exceptions.APIException) -> ProblemError:
+    if isinstance(exc, exceptions.ValidationError):
+        errors = _flatten(exc.detail)
+        detail = errors[0]["message"] if len(errors) == 1 else "The request has invalid fields."
+        return ProblemError(
+            status=400, slug="invalid-request", title="Invalid request", detail=detail, errors=errors
+        )
+    slug, title = next(
+        (v for k, v in _DRF_SLUGS.items() if isinstance(exc, k)), ("error", "Error")
+    )
+    detail = exc.detail if isinstance(exc.detail, str) else str(exc.detail)
+    return ProblemError(status=exc.status_code, slug=slug, title=title, detail=str(detail))
+
+
+def problem_response(problem: ProblemError) -> Response:
+    return Response(problem.as_dict(), status=problem.status, content_type=PROBLEM_CONTENT_TYPE)
+
+
+def problem_exception_handler(exc: Exception, context: dict[str, Any]) -> Response:
+    headers: dict[str, str] = {}
+    if isinstance(exc, ProblemError):
+        problem = exc
+    elif isinstance(exc, Http404):
+        problem = ProblemError(status=404, slug="not-found", title="Not found", detail="No such resource.")
+    elif isinstance(exc, RequestDataTooBig):
+        problem = ProblemError(
+            status=413, slug="body-too-large", title="Request body too large",
+            detail="The request body is larger than the registry accepts.",
+        )
+    elif isinstance(exc, SuspiciousOperation):
+        problem = ProblemError(status=400, slug="malformed-request", title="Bad request", detail=str(exc))
+    elif isinstance(exc, DjangoPermissionDenied):
+        problem = ProblemError(status=403, slug="forbidden", title="Forbidden", detail=str(exc) or "Forbidden.")
+    elif isinstance(exc, exceptions.APIException):
+        problem = _from_api_exception(exc)
+        if isinstance(exc, exceptions.Throttled) and exc.wait is not None:
+            headers["Retry-After"] = str(int(exc.wait) + 1)
+        if isinstance(exc, (exceptions.NotAuthenticated, exceptions.AuthenticationFailed)):
+            headers["WWW-Authenticate"] = "Token"
+    else:
+        logger.exception("unhandled error in %s", context.get("view"))
+        problem = ProblemError(
+            status=500, slug="internal-error", title="Internal error",
+            detail="The registry failed to handle this request; it has been logged.",
+        )
+    response = problem_response(problem)
+    for name, value in headers.items():
+        response[name] = value
+    return response
+
+
+def _plain_problem(request: HttpRequest, status: int, slug: str, title: str, detail: str) -> JsonResponse:
+    body = ProblemError(status=status, slug=slug, title=title, detail=detail).as_dict()
+    return JsonResponse(body, status=status, content_type=PROBLEM_CONTENT_TYPE)
+
+
+def not_found_view(request: HttpRequest, exception: Exception | None = None) -> JsonResponse:
+    return _plain_problem(request, 404, "not-found", "Not found", f"Nothing at {request.path}.")
+
+
+def server_error_view(request: HttpRequest) -> JsonResponse:
+    return _plain_problem(
+        request, 500, "internal-error", "Internal error",
+        "The registry failed to handle this request; it has been logged.",
+    )
+
+
+def bad_request_view(request: HttpRequest, exception: Exception | None = None) -> JsonResponse:
+    return _plain_problem(request, 400, "malformed-request", "Bad request", "The request was malformed.")

@@ -1,0 +1,174 @@
+"""Settings of the registry, every one read from the environment (see docs/configuration.md).
+
+With nothing set the registry runs on SQLite with tasks executed in-process, so that
+``make run`` works on a fresh machine. ``DATABASE_URL`` and ``REDIS_URL`` switch it to
+PostgreSQL and a Celery worker.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import dj_database_url
+
+from registry.env import (
+    ConfigError,
+    env_bool,
+    env_float,
+    env_int,
+    env_list,
+    env_networks,
+    env_optional,
+    env_ports,
+    env_str,
+)
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+
+DEBUG = env_bool("DJANGO_DEBUG", False)
+_secret = env_optional("DJANGO_SECRET_KEY")
+if _secret is None:
+    if not DEBUG and env_optional("DATABASE_URL") is not None:
+        raise ConfigError("DJANGO_SECRET_KEY must be set when DATABASE_URL is set and DEBUG is off")
+    _secret = "insecure-development-key-do-not-use-in-production"
+SECRET_KEY = _secret
+ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]", "testserver"])
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "rest_framework",
+    "rest_framework.authtoken",
+    "django_filters",
+    "drf_spectacular",
+    "cards",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+
+ROOT_URLCONF = "registry.urls"
+WSGI_APPLICATION = "registry.wsgi.application"
+ASGI_APPLICATION = "registry.asgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+_database_url = env_optional("DATABASE_URL")
+if _database_url is None:
+    DATABASES = {
+        "default": {
+            "ENGINE": "django.db.backends.sqlite3",
+            "NAME": env_str("REGISTRY_SQLITE_PATH", str(BASE_DIR / "db.sqlite3")),
+        }
+    }
+else:
+    try:
+        DATABASES = {"default": dj_database_url.parse(_database_url, conn_max_age=60)}
+    except Exception as exc:  # the library raises several types for a bad URL
+        raise ConfigError(f"DATABASE_URL is not a usable database URL: {exc}") from None
+    DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
+
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+AUTH_PASSWORD_VALIDATORS: list[dict[str, str]] = []
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = True
+USE_TZ = True
+
+STATIC_URL = "static/"
+STATIC_ROOT = BASE_DIR / "staticfiles"
+
+# --- REST API -------------------------------------------------------------------------------
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        "registry.auth.TokenOrBearerAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
+    ],
+    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticatedOrReadOnly"],
+    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
+    "DEFAULT_PAGINATION_CLASS": "registry.pagination.RegistryCursorPagination",
+    "PAGE_SIZE": 20,
+    "EXCEPTION_HANDLER": "registry.errors.problem_exception_handler",
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "UNAUTHENTICATED_USER": None,
+}
+if DEBUG:
+    REST_FRAMEWORK["DEFAULT_RENDERER_CLASSES"].append("rest_framework.renderers.BrowsableAPIRenderer")
+
+SPECTACULAR_SETTINGS = {
+    "TITLE": "A2A agent card registry",
+    "DESCRIPTION": "Submit, verify, validate and discover A2A agents by their cards.",
+    "VERSION": "1.0.0",
+    "SERVE_INCLUDE_SCHEMA": False,
+}
+
+# --- Celery ---------------------------------------------------------------------------------
+REDIS_URL = env_optional("REDIS_URL")
+CELERY_BROKER_URL = env_optional("CELERY_BROKER_URL") or REDIS_URL
+# Without a broker, tasks run in-process: the no-configuration mode of `make run`.
+CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", CELERY_BROKER_URL is None)
+CELERY_TASK_EAGER_PROPAGATES = False
+CELERY_TASK_SERIALIZER = "json"
+CELERY_RESULT_SERIALIZER = "json"
+CELERY_ACCEPT_CONTENT = ["json"]
+CELERY_TASK_ACKS_LATE = True
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_TASK_SOFT_TIME_LIMIT = env_int("REGISTRY_TASK_SOFT_TIME_LIMIT", 60, minimum=1)
+CELERY_TASK_TIME_LIMIT = env_int("REGISTRY_TASK_TIME_LIMIT", 90, minimum=1)
+CELERY_TASK_IGNORE_RESULT = True
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# A submission must not hang when the broker is down: fail fast and let the sweep pick it up.
+CELERY_BROKER_TRANSPORT_OPTIONS = {"max_retries": 1, "interval_start": 0, "interval_step": 0.2}
+
+# --- Fetch policy (DESIGN section 6) --------------------------------------------------------
+REGISTRY_FETCH_ALLOW_HTTP = env_bool("REGISTRY_FETCH_ALLOW_HTTP", False)
+REGISTRY_FETCH_ALLOWED_NETWORKS = env_networks("REGISTRY_FETCH_ALLOWED_NETWORKS")
+REGISTRY_FETCH_ALLOWED_PORTS = env_ports("REGISTRY_FETCH_ALLOWED_PORTS", [443])
+REGISTRY_FETCH_MAX_BYTES = env_int("REGISTRY_FETCH_MAX_BYTES", 1024 * 1024, minimum=1024)
+REGISTRY_FETCH_CONNECT_TIMEOUT = env_float("REGISTRY_FETCH_CONNECT_TIMEOUT", 5.0)
+REGISTRY_FETCH_READ_TIMEOUT = env_float("REGISTRY_FETCH_READ_TIMEOUT", 10.0)
+REGISTRY_FETCH_TOTAL_TIMEOUT = env_float("REGISTRY_FETCH_TOTAL_TIMEOUT", 20.0)
+REGISTRY_USER_AGENT = env_str(
+    "REGISTRY_USER_AGENT", "A2A-Card-Registry/0.1 (+https://github.com/a2a-card-registry)"
+)
+
+# --- Crawling --------------------------------------------------------------------------------
+REGISTRY_CRAWL_MAX_RETRIES = env_int("REGISTRY_CRAWL_MAX_RETRIES", 5, minimum=0)
+REGISTRY_CRAWL_INTERVAL_SECONDS = env_int("REGISTRY_CRAWL_INTERVAL_SECONDS", 6 * 3600, minimum=300)
+REGISTRY_LOAD_DEMO = env_bool("REGISTRY_LOAD_DEMO", False)
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "root": {"handlers": ["console"], "level": env_str("REGISTRY_LOG_LEVEL", "INFO")},
+}

@@ -1,0 +1,35 @@
+from __future__ import annotations
+
+from django.contrib import admin
+from django.http import HttpRequest, JsonResponse
+from django.urls import include, path
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+
+from registry import health
+
+
+def index(request: HttpRequest) -> JsonResponse:
+    base = request.build_absolute_uri("/")
+    return JsonResponse(
+        {
+            "name": "A2A agent card registry",
+            "agents": base + "api/v1/agents",
+            "docs": base + "api/docs",
+            "openapi": base + "api/schema",
+        }
+    )
+
+
+urlpatterns = [
+    path("", index, name="index"),
+    path("api/v1/", include("cards.api.urls")),
+    path("api/schema", SpectacularAPIView.as_view(), name="openapi-schema"),
+    path("api/docs", SpectacularSwaggerView.as_view(url_name="openapi-schema"), name="api-docs"),
+    path("admin/", admin.site.urls),
+    path("healthz", health.healthz, name="healthz"),
+    path("readyz", health.readyz, name="readyz"),
+]
+
+handler400 = "registry.errors.bad_request_view"
+handler404 = "registry.errors.not_found_view"
+handler500 = "registry.errors.server_error_view"

@@ -1,0 +1,61 @@
+from __future__ import annotations
+
+import ipaddress
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from rest_framework.test import APIClient
+
+from tests.support import SHARED, CardServer, running_server
+
+LOOPBACK = [ipaddress.ip_network("127.0.0.0/8"), ipaddress.ip_network("::1/128")]
+
+
+@pytest.fixture
+def card_server() -> Iterator[CardServer]:
+    with running_server() as server:
+        yield server
+
+
+@pytest.fixture
+def loopback_allowed(settings: Any) -> None:
+    """Let the fetcher reach servers on this machine, as a development setup would."""
+    settings.REGISTRY_FETCH_ALLOW_HTTP = True
+    settings.REGISTRY_FETCH_ALLOWED_NETWORKS = LOOPBACK
+    settings.REGISTRY_FETCH_CONNECT_TIMEOUT = 2.0
+    settings.REGISTRY_FETCH_READ_TIMEOUT = 3.0
+    settings.REGISTRY_FETCH_TOTAL_TIMEOUT = 5.0
+
+
+@pytest.fixture
+def user(db: None) -> Any:
+    from django.contrib.auth import get_user_model
+
+    return get_user_model().objects.create_user(username="publisher")
+
+
+@pytest.fixture
+def token(user: Any) -> str:
+    from rest_framework.authtoken.models import Token
+
+    return Token.objects.create(user=user).key
+
+
+@pytest.fixture
+def client_anon() -> APIClient:
+    return APIClient()
+
+
+@pytest.fixture
+def client_auth(token: str) -> APIClient:
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Token {token}")
+    return client
+
+
+@pytest.fixture
+def shared_dir() -> Any:
+    if not SHARED.is_dir():
+        pytest.skip(f"{SHARED} is absent: the shared corpus and seeds are only on the project's machines")
+    return SHARED
