@@ -56,17 +56,48 @@ def recrawl(modeladmin: admin.ModelAdmin, request: HttpRequest, queryset: QueryS
 
 @admin.register(Agent)
 class AgentAdmin(admin.ModelAdmin):
-    list_display = ["name", "url", "status", "valid", "error_count", "warning_count", "last_crawled_at"]
+    list_display = [
+        "name",
+        "url",
+        "status",
+        "valid",
+        "error_count",
+        "warning_count",
+        "last_crawled_at",
+    ]
     list_filter = ["status", "valid", "shape", "streaming"]
     search_fields = ["name", "url", "card_url", "provider_organization"]
     actions = [recrawl]
     inlines = [SkillInline, ExtensionInline, SnapshotInline]
     readonly_fields = [
-        "id", "url", "discover", "card_url", "submitted_by", "status", "last_error",
-        "last_error_code", "last_crawled_at", "last_success_at", "last_http_status", "fetch_ms",
-        "process_ms", "shape", "name", "description", "version", "provider_organization",
-        "provider_url", "streaming", "valid", "error_count", "warning_count", "info_count",
-        "content_sha256", "findings_table", "created_at", "updated_at",
+        "id",
+        "url",
+        "discover",
+        "card_url",
+        "submitted_by",
+        "status",
+        "last_error",
+        "last_error_code",
+        "last_crawled_at",
+        "last_success_at",
+        "last_http_status",
+        "fetch_ms",
+        "process_ms",
+        "shape",
+        "name",
+        "description",
+        "version",
+        "provider_organization",
+        "provider_url",
+        "streaming",
+        "valid",
+        "error_count",
+        "warning_count",
+        "info_count",
+        "content_sha256",
+        "findings_table",
+        "created_at",
+        "updated_at",
     ]
     exclude = ["findings", "search_text", "interfaces", "latest_snapshot", "etag", "last_modified"]
 
@@ -91,10 +122,23 @@ class AgentAdmin(admin.ModelAdmin):
 @admin.register(Snapshot)
 class SnapshotAdmin(admin.ModelAdmin):
     list_display = ["agent", "sha256", "shape", "fetched_at"]
-    readonly_fields = ["agent", "sha256", "card_url", "content_type", "shape", "fetched_at", "pretty_card", "findings"]
+    readonly_fields = [
+        "agent",
+        "sha256",
+        "card_url",
+        "content_type",
+        "shape",
+        "fetched_at",
+        "pretty_card",
+        "findings",
+    ]
     exclude = ["raw", "data", "card"]
 
     @admin.display(description="Card as served")
     def pretty_card(self, snapshot: Snapshot) -> str:
-        text = json.dumps(snapshot.data, indent=2, ensure_ascii=False) if snapshot.data else bytes(snapshot.raw).decode("utf-8", "replace")
+        text = (
+            json.dumps(snapshot.data, indent=2, ensure_ascii=False)
+            if snapshot.data
+            else bytes(snapshot.raw).decode("utf-8", "replace")
+        )
         return format_html("<pre style='white-space:pre-wrap'>{}</pre>", text)

@@ -24,7 +24,10 @@ class Agent(models.Model):
     )
     card_url = models.CharField(max_length=2048, blank=True, db_index=True)
     submitted_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
         related_name="submitted_agents",
     )
 
@@ -36,7 +39,9 @@ class Agent(models.Model):
     last_success_at = models.DateTimeField(null=True, blank=True)
     last_http_status = models.PositiveSmallIntegerField(null=True, blank=True)
     fetch_ms = models.FloatField(null=True, blank=True, help_text="Duration of the last fetch.")
-    process_ms = models.FloatField(null=True, blank=True, help_text="Parse, validate and index time.")
+    process_ms = models.FloatField(
+        null=True, blank=True, help_text="Parse, validate and index time."
+    )
     etag = models.CharField(max_length=512, blank=True)
     last_modified = models.CharField(max_length=128, blank=True)
     next_crawl_at = models.DateTimeField(null=True, blank=True)

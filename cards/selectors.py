@@ -43,7 +43,10 @@ def mode_query(text: str, *, parameter: str) -> ModeQuery:
     except MediaTypeError as exc:
         detail = f"{parameter} is not a media type: {exc}"
         raise ProblemError(
-            status=400, slug="invalid-parameter", title="Invalid query parameter", detail=detail,
+            status=400,
+            slug="invalid-parameter",
+            title="Invalid query parameter",
+            detail=detail,
             errors=[{"pointer": f"#/{parameter}", "message": detail}],
         ) from None
     if media.params:
@@ -123,7 +126,9 @@ def tag_counts(*, prefix: str = "", limit: int = 50) -> list[dict[str, object]]:
     )
 
 
-def mode_counts(*, direction: str | None = None, prefix: str = "", limit: int = 50) -> list[dict[str, object]]:
+def mode_counts(
+    *, direction: str | None = None, prefix: str = "", limit: int = 50
+) -> list[dict[str, object]]:
     rows = Mode.objects.all()
     if direction:
         rows = rows.filter(direction=direction)

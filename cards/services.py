@@ -93,7 +93,7 @@ def card_check(*, raw: bytes, lenient_content_type: bool = False) -> CardReport:
                 code="fetch.lenient-content-type",
                 severity="warning",
                 pointer="",
-                message="The card was not served as application/json; serve it with a JSON media type.",
+                message="The card was not served as application/json; serve it as JSON.",
             )
         )
     if parsed.data is not None and _has_nul(parsed.data):
@@ -102,7 +102,7 @@ def card_check(*, raw: bytes, lenient_content_type: bool = False) -> CardReport:
                 code="json.nul-character",
                 severity="error",
                 pointer="",
-                message="The document contains the character U+0000, which the registry cannot index.",
+                message="The document contains U+0000, which the registry cannot index.",
             )
         )
         parsed.data = None
@@ -116,7 +116,10 @@ def card_check(*, raw: bytes, lenient_content_type: bool = False) -> CardReport:
 
 
 def fetch_card(
-    url: str, *, discover: bool, policy: FetchPolicy | None = None,
+    url: str,
+    *,
+    discover: bool,
+    policy: FetchPolicy | None = None,
     headers: dict[str, str] | None = None,
 ) -> FetchResult:
     """Fetch the card at ``url``; for an origin, try the well-known paths in order.
@@ -137,7 +140,9 @@ def fetch_card(
             raise
     assert last_error is not None
     if len(candidates) > 1:
-        last_error.reason = "no agent card at " + " nor ".join(candidates) + f" ({last_error.reason})"
+        last_error.reason = (
+            "no agent card at " + " nor ".join(candidates) + f" ({last_error.reason})"
+        )
     raise last_error
 
 
@@ -262,9 +267,15 @@ def agent_crawl(*, agent_id: Any) -> str:
     if result.not_modified:
         now = timezone.now()
         Agent.objects.filter(pk=agent.pk).update(
-            status=Agent.Status.OK, last_error="", last_error_code="", last_http_status=304,
-            last_crawled_at=now, last_success_at=now, fetch_ms=fetch_ms,
-            next_crawl_at=_next_crawl(now), updated_at=now,
+            status=Agent.Status.OK,
+            last_error="",
+            last_error_code="",
+            last_http_status=304,
+            last_crawled_at=now,
+            last_success_at=now,
+            fetch_ms=fetch_ms,
+            next_crawl_at=_next_crawl(now),
+            updated_at=now,
         )
         return "not-modified"
     return card_ingest(agent_id=agent.pk, result=result, fetch_ms=fetch_ms)
@@ -305,7 +316,9 @@ def card_ingest(*, agent_id: Any, result: FetchResult, fetch_ms: float | None = 
         agent.findings = [f.as_dict() for f in report.findings]
         tally = counts(report.findings)
         agent.error_count, agent.warning_count, agent.info_count = (
-            tally["error"], tally["warning"], tally["info"]
+            tally["error"],
+            tally["warning"],
+            tally["info"],
         )
         agent.valid = report.valid
         if report.card is None:

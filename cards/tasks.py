@@ -18,9 +18,10 @@ logger = logging.getLogger(__name__)
 MAX_RETRY_DELAY = 3600.0
 
 
-def retry_delay(retries: int, retry_after: float | None) -> float:
-    """Exponential backoff with full jitter; a server's Retry-After wins when it asks for more."""
-    ceiling = min(MAX_RETRY_DELAY, 10.0 * (2**retries))
+def retry_delay(retries: int, retry_after: float | None, *, base: float | None = None) -> float:
+    """Exponential backoff with jitter; a server's Retry-After wins when it asks for more."""
+    base = settings.REGISTRY_CRAWL_RETRY_BASE_SECONDS if base is None else base
+    ceiling = min(MAX_RETRY_DELAY, base * (2**retries))
     delay = random.uniform(ceiling / 2, ceiling)
     if retry_after is not None:
         delay = max(delay, min(retry_after, MAX_RETRY_DELAY))
@@ -43,11 +44,15 @@ def crawl_agent(self: Task, agent_id: str) -> str:
     except services.TransientCrawlError as exc:
         if self.request.is_eager or self.request.retries >= (self.max_retries or 0):
             return "error"
-        raise self.retry(countdown=retry_delay(self.request.retries, exc.retry_after), exc=exc)
+        delay = retry_delay(self.request.retries, exc.retry_after)
+        raise self.retry(countdown=delay, exc=exc) from exc
     except SoftTimeLimitExceeded:
         now = timezone.now()
         Agent.objects.filter(pk=agent_id).update(
-            status=Agent.Status.ERROR, last_error="the crawl took longer than its time limit",
-            last_error_code="timeout", last_crawled_at=now, updated_at=now,
+            status=Agent.Status.ERROR,
+            last_error="the crawl took longer than its time limit",
+            last_error_code="timeout",
+            last_crawled_at=now,
+            updated_at=now,
         )
         return "error"

@@ -17,7 +17,9 @@ class TokenOrBearerAuthentication(TokenAuthentication):
         if not words or words[0].lower() not in _SCHEMES:
             return None
         if len(words) != 2:
-            raise AuthenticationFailed("The Authorization header must be 'Token <key>' or 'Bearer <key>'.")
+            raise AuthenticationFailed(
+                "The Authorization header must be 'Token <key>' or 'Bearer <key>'."
+            )
         try:
             key = words[1].decode("ascii")
         except UnicodeDecodeError:

@@ -96,11 +96,13 @@ def _from_api_exception(exc: exceptions.APIException) -> ProblemError:
         errors = _flatten(exc.detail)
         detail = errors[0]["message"] if len(errors) == 1 else "The request has invalid fields."
         return ProblemError(
-            status=400, slug="invalid-request", title="Invalid request", detail=detail, errors=errors
+            status=400,
+            slug="invalid-request",
+            title="Invalid request",
+            detail=detail,
+            errors=errors,
         )
-    slug, title = next(
-        (v for k, v in _DRF_SLUGS.items() if isinstance(exc, k)), ("error", "Error")
-    )
+    slug, title = next((v for k, v in _DRF_SLUGS.items() if isinstance(exc, k)), ("error", "Error"))
     detail = exc.detail if isinstance(exc.detail, str) else str(exc.detail)
     return ProblemError(status=exc.status_code, slug=slug, title=title, detail=str(detail))
 
@@ -114,16 +116,24 @@ def problem_exception_handler(exc: Exception, context: dict[str, Any]) -> Respon
     if isinstance(exc, ProblemError):
         problem = exc
     elif isinstance(exc, Http404):
-        problem = ProblemError(status=404, slug="not-found", title="Not found", detail="No such resource.")
+        problem = ProblemError(
+            status=404, slug="not-found", title="Not found", detail="No such resource."
+        )
     elif isinstance(exc, RequestDataTooBig):
         problem = ProblemError(
-            status=413, slug="body-too-large", title="Request body too large",
+            status=413,
+            slug="body-too-large",
+            title="Request body too large",
             detail="The request body is larger than the registry accepts.",
         )
     elif isinstance(exc, SuspiciousOperation):
-        problem = ProblemError(status=400, slug="malformed-request", title="Bad request", detail=str(exc))
+        problem = ProblemError(
+            status=400, slug="malformed-request", title="Bad request", detail=str(exc)
+        )
     elif isinstance(exc, DjangoPermissionDenied):
-        problem = ProblemError(status=403, slug="forbidden", title="Forbidden", detail=str(exc) or "Forbidden.")
+        problem = ProblemError(
+            status=403, slug="forbidden", title="Forbidden", detail=str(exc) or "Forbidden."
+        )
     elif isinstance(exc, exceptions.APIException):
         problem = _from_api_exception(exc)
         if isinstance(exc, exceptions.Throttled) and exc.wait is not None:
@@ -133,7 +143,9 @@ def problem_exception_handler(exc: Exception, context: dict[str, Any]) -> Respon
     else:
         logger.exception("unhandled error in %s", context.get("view"))
         problem = ProblemError(
-            status=500, slug="internal-error", title="Internal error",
+            status=500,
+            slug="internal-error",
+            title="Internal error",
             detail="The registry failed to handle this request; it has been logged.",
         )
     response = problem_response(problem)
@@ -142,7 +154,9 @@ def problem_exception_handler(exc: Exception, context: dict[str, Any]) -> Respon
     return response
 
 
-def _plain_problem(request: HttpRequest, status: int, slug: str, title: str, detail: str) -> JsonResponse:
+def _plain_problem(
+    request: HttpRequest, status: int, slug: str, title: str, detail: str
+) -> JsonResponse:
     body = ProblemError(status=status, slug=slug, title=title, detail=detail).as_dict()
     return JsonResponse(body, status=status, content_type=PROBLEM_CONTENT_TYPE)
 
@@ -153,10 +167,15 @@ def not_found_view(request: HttpRequest, exception: Exception | None = None) -> 
 
 def server_error_view(request: HttpRequest) -> JsonResponse:
     return _plain_problem(
-        request, 500, "internal-error", "Internal error",
+        request,
+        500,
+        "internal-error",
+        "Internal error",
         "The registry failed to handle this request; it has been logged.",
     )
 
 
 def bad_request_view(request: HttpRequest, exception: Exception | None = None) -> JsonResponse:
-    return _plain_problem(request, 400, "malformed-request", "Bad request", "The request was malformed.")
+    return _plain_problem(
+        request, 400, "malformed-request", "Bad request", "The request was malformed."
+    )

@@ -39,7 +39,12 @@ def readyz(request: HttpRequest) -> JsonResponse:
     body = {name: ("ok" if reason is None else reason) for name, reason in checks.items()}
     if problems:
         body.update(
-            {"type": "/problems/not-ready", "title": "Not ready", "status": 503, "detail": "; ".join(problems)}
+            {
+                "type": "/problems/not-ready",
+                "title": "Not ready",
+                "status": 503,
+                "detail": "; ".join(problems),
+            }
         )
         return JsonResponse(body, status=503, content_type="application/problem+json")
     return JsonResponse({"status": "ready", **body})

@@ -121,7 +121,9 @@ REST_FRAMEWORK = {
     "UNAUTHENTICATED_USER": None,
 }
 if DEBUG:
-    REST_FRAMEWORK["DEFAULT_RENDERER_CLASSES"].append("rest_framework.renderers.BrowsableAPIRenderer")
+    REST_FRAMEWORK["DEFAULT_RENDERER_CLASSES"].append(
+        "rest_framework.renderers.BrowsableAPIRenderer"
+    )
 
 SPECTACULAR_SETTINGS = {
     "TITLE": "A2A agent card registry",
@@ -163,6 +165,8 @@ REGISTRY_USER_AGENT = env_str(
 
 # --- Crawling --------------------------------------------------------------------------------
 REGISTRY_CRAWL_MAX_RETRIES = env_int("REGISTRY_CRAWL_MAX_RETRIES", 5, minimum=0)
+# First retry after about this long; each further retry doubles it (with jitter), up to an hour.
+REGISTRY_CRAWL_RETRY_BASE_SECONDS = env_float("REGISTRY_CRAWL_RETRY_BASE_SECONDS", 10.0)
 REGISTRY_CRAWL_INTERVAL_SECONDS = env_int("REGISTRY_CRAWL_INTERVAL_SECONDS", 6 * 3600, minimum=300)
 REGISTRY_LOAD_DEMO = env_bool("REGISTRY_LOAD_DEMO", False)
 

@@ -57,5 +57,7 @@ def client_auth(token: str) -> APIClient:
 @pytest.fixture
 def shared_dir() -> Any:
     if not SHARED.is_dir():
-        pytest.skip(f"{SHARED} is absent: the shared corpus and seeds are only on the project's machines")
+        pytest.skip(
+            f"{SHARED} is absent: the shared corpus and seeds are only on the project's machines"
+        )
     return SHARED

@@ -15,7 +15,11 @@ def minimal_card(**overrides: Any) -> dict[str, Any]:
         "name": "Test agent",
         "description": "An agent for tests.",
         "supportedInterfaces": [
-            {"url": "https://agent.example.com/a2a", "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}
+            {
+                "url": "https://agent.example.com/a2a",
+                "protocolBinding": "JSONRPC",
+                "protocolVersion": "1.0",
+            }
         ],
         "version": "1.0.0",
         "capabilities": {"streaming": False},
@@ -34,9 +38,17 @@ def agent_from_card(card: dict[str, Any] | bytes, *, url: str | None = None) -> 
     url = url or f"https://agents.example.com/{Agent.objects.count()}/agent-card.json"
     agent = Agent.objects.create(url=url, card_url=url)
     result = FetchResult(
-        url=url, status=200, headers={"content-type": "application/json"}, body=body,
-        content_type="application/json", lenient_content_type=False, redirects=[],
-        elapsed_ms=1.0, not_modified=False, etag=None, last_modified=None,
+        url=url,
+        status=200,
+        headers={"content-type": "application/json"},
+        body=body,
+        content_type="application/json",
+        lenient_content_type=False,
+        redirects=[],
+        elapsed_ms=1.0,
+        not_modified=False,
+        etag=None,
+        last_modified=None,
     )
     card_ingest(agent_id=agent.pk, result=result)
     agent.refresh_from_db()

@@ -65,9 +65,18 @@ class CardServer:
     def url(self, path: str) -> str:
         return self.origin + path
 
-    def serve(self, path: str, body: bytes, *, status: int = 200, content_type: str = "application/json",
-              headers: dict[str, str] | None = None) -> str:
-        self.routes[path] = Reply(status=status, body=body, headers={"Content-Type": content_type, **(headers or {})})
+    def serve(
+        self,
+        path: str,
+        body: bytes,
+        *,
+        status: int = 200,
+        content_type: str = "application/json",
+        headers: dict[str, str] | None = None,
+    ) -> str:
+        self.routes[path] = Reply(
+            status=status, body=body, headers={"Content-Type": content_type, **(headers or {})}
+        )
         return self.url(path)
 
     def hits(self, path: str) -> int:

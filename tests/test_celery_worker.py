@@ -56,11 +56,26 @@ def celery_worker(
         "DJANGO_SECRET_KEY": "test-only-secret",
         "REGISTRY_FETCH_ALLOW_HTTP": "true",
         "REGISTRY_FETCH_ALLOWED_NETWORKS": "127.0.0.0/8,::1/128",
+        "REGISTRY_CRAWL_RETRY_BASE_SECONDS": "0.5",
     }
     worker = subprocess.Popen(
-        [sys.executable, "-m", "celery", "-A", "registry", "worker", "--pool=solo", "--loglevel=INFO",
-         "--without-heartbeat", "--without-gossip", "--without-mingle"],
-        cwd=ROOT, env=env, stdout=(tmp_path / "worker.log").open("wb"), stderr=subprocess.STDOUT,
+        [
+            sys.executable,
+            "-m",
+            "celery",
+            "-A",
+            "registry",
+            "worker",
+            "--pool=solo",
+            "--loglevel=INFO",
+            "--without-heartbeat",
+            "--without-gossip",
+            "--without-mingle",
+        ],
+        cwd=ROOT,
+        env=env,
+        stdout=(tmp_path / "worker.log").open("wb"),
+        stderr=subprocess.STDOUT,
     )
     from registry.celery import app
 
@@ -81,12 +96,22 @@ def celery_worker(
 
 @pytest.mark.celery_worker
 def test_a_submission_is_crawled_by_a_real_worker_and_found_by_search(
-    celery_worker: subprocess.Popen[bytes], token: str, card_server: CardServer, loopback_allowed: None,
+    celery_worker: subprocess.Popen[bytes],
+    token: str,
+    card_server: CardServer,
+    loopback_allowed: None,
 ) -> None:
-    card_server.serve("/.well-known/agent-card.json",
-                      json.dumps(minimal_card(name="Queued agent", skills=[
-                          {"id": "queue", "name": "Q", "description": "d", "tags": ["through-the-broker"]}
-                      ])).encode())
+    card_server.serve(
+        "/.well-known/agent-card.json",
+        json.dumps(
+            minimal_card(
+                name="Queued agent",
+                skills=[
+                    {"id": "queue", "name": "Q", "description": "d", "tags": ["through-the-broker"]}
+                ],
+            )
+        ).encode(),
+    )
     client = APIClient()
     client.credentials(HTTP_AUTHORIZATION=f"Token {token}")
     response = client.post("/api/v1/agents", {"url": card_server.origin}, format="json")
@@ -104,3 +129,33 @@ def test_a_submission_is_crawled_by_a_real_worker_and_found_by_search(
     found = client.get("/api/v1/agents", {"tag": "through-the-broker"}).json()["results"]
     assert [row["id"] for row in found] == [agent_id]
     assert card_server.hits("/.well-known/agent-card.json") == 1
+
+
+@pytest.mark.celery_worker
+def test_a_transient_failure_is_retried_by_the_worker_until_it_succeeds(
+    celery_worker: subprocess.Popen[bytes], card_server: CardServer, loopback_allowed: None
+) -> None:
+    from cards.services import agent_submit
+    from tests.support import Reply
+
+    body = json.dumps(minimal_card(name="Second time lucky")).encode()
+    calls: list[int] = []
+
+    def flaky(handler: Any) -> Reply:
+        calls.append(1)
+        if len(calls) == 1:
+            return Reply(status=503, body=b"busy", headers={"Retry-After": "1"})
+        return Reply(body=body)
+
+    card_server.routes["/flaky.json"] = flaky
+    agent, created = agent_submit(url=card_server.url("/flaky.json"), user=None)
+    assert created
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        agent.refresh_from_db()
+        if agent.status == "ok":
+            break
+        time.sleep(0.2)
+    assert agent.status == "ok", (agent.status, agent.last_error)
+    assert agent.name == "Second time lucky"
+    assert len(calls) == 2

@@ -21,8 +21,12 @@ def corpus_files() -> list[Path]:
 
 
 def test_every_corpus_card_is_ingested_without_a_crash(
-    shared_dir: Path, client_auth: APIClient, client_anon: APIClient, card_server: CardServer,
-    loopback_allowed: None, django_capture_on_commit_callbacks: Any,
+    shared_dir: Path,
+    client_auth: APIClient,
+    client_anon: APIClient,
+    card_server: CardServer,
+    loopback_allowed: None,
+    django_capture_on_commit_callbacks: Any,
 ) -> None:
     files = corpus_files()
     assert len(files) == 77
@@ -30,7 +34,9 @@ def test_every_corpus_card_is_ingested_without_a_crash(
         card_server.serve(f"/{path.name}", path.read_bytes())
     for path in files:
         with django_capture_on_commit_callbacks(execute=True):
-            response = client_auth.post("/api/v1/agents", {"url": card_server.url(f"/{path.name}")}, format="json")
+            response = client_auth.post(
+                "/api/v1/agents", {"url": card_server.url(f"/{path.name}")}, format="json"
+            )
         assert response.status_code == 202, (path.name, response.content)
     assert Agent.objects.count() == 77
     assert not Agent.objects.filter(status="pending").exists()
@@ -62,22 +68,32 @@ def seed_000_card() -> dict[str, Any]:
     assert block is not None
     card = json.loads(block.group(1))
     # The seed shows a partial card; complete it with the fields A2A requires.
-    card.update({
-        "name": "Fight comparison agent",
-        "description": "Seed 000's example, completed.",
-        "supportedInterfaces": [
-            {"url": "https://fight.example.com/a2a", "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}
-        ],
-        "version": "1.0.0",
-        "defaultInputModes": ["text/plain"],
-        "defaultOutputModes": ["text/plain"],
-    })
+    card.update(
+        {
+            "name": "Fight comparison agent",
+            "description": "Seed 000's example, completed.",
+            "supportedInterfaces": [
+                {
+                    "url": "https://fight.example.com/a2a",
+                    "protocolBinding": "JSONRPC",
+                    "protocolVersion": "1.0",
+                }
+            ],
+            "version": "1.0.0",
+            "defaultInputModes": ["text/plain"],
+            "defaultOutputModes": ["text/plain"],
+        }
+    )
     return card
 
 
 def test_the_seed_000_card_is_found_by_tag_and_by_schema_mode(
-    shared_dir: Path, client_auth: APIClient, client_anon: APIClient, card_server: CardServer,
-    loopback_allowed: None, django_capture_on_commit_callbacks: Any,
+    shared_dir: Path,
+    client_auth: APIClient,
+    client_anon: APIClient,
+    card_server: CardServer,
+    loopback_allowed: None,
+    django_capture_on_commit_callbacks: Any,
 ) -> None:
     card_server.serve("/.well-known/agent-card.json", json.dumps(seed_000_card()).encode())
     with django_capture_on_commit_callbacks(execute=True):

@@ -18,7 +18,9 @@ def make_agent(url: str, *, discover: bool = False) -> Agent:
     return Agent.objects.create(url=url, card_url="" if discover else url, discover=discover)
 
 
-def test_a_crawl_stores_one_snapshot_per_distinct_content(card_server: CardServer, loopback_allowed: None) -> None:
+def test_a_crawl_stores_one_snapshot_per_distinct_content(
+    card_server: CardServer, loopback_allowed: None
+) -> None:
     url = card_server.serve("/a.json", json.dumps(minimal_card(version="1.0.0")).encode())
     agent = make_agent(url)
     assert services.agent_crawl(agent_id=agent.pk) == "stored"
@@ -51,7 +53,9 @@ def test_a_conditional_get_answered_304_is_a_success_without_a_snapshot(
     assert Snapshot.objects.filter(agent=agent).count() == 1
 
 
-def test_a_server_error_is_transient_and_recorded(card_server: CardServer, loopback_allowed: None) -> None:
+def test_a_server_error_is_transient_and_recorded(
+    card_server: CardServer, loopback_allowed: None
+) -> None:
     url = card_server.serve("/down.json", b"oops", status=503, headers={"Retry-After": "120"})
     agent = make_agent(url)
     with pytest.raises(services.TransientCrawlError) as caught:
@@ -80,7 +84,9 @@ def test_the_task_records_a_transient_failure_without_raising_in_eager_mode(
     assert agent.last_http_status == 429
 
 
-def test_invalid_json_keeps_what_was_indexed_before(card_server: CardServer, loopback_allowed: None) -> None:
+def test_invalid_json_keeps_what_was_indexed_before(
+    card_server: CardServer, loopback_allowed: None
+) -> None:
     url = card_server.serve("/c.json", json.dumps(minimal_card(name="Good")).encode())
     agent = make_agent(url)
     services.agent_crawl(agent_id=agent.pk)
@@ -98,7 +104,9 @@ def test_invalid_json_keeps_what_was_indexed_before(card_server: CardServer, loo
 def test_a_redirect_to_a_refused_address_ends_up_on_the_agent(
     card_server: CardServer, loopback_allowed: None
 ) -> None:
-    card_server.routes["/hop"] = Reply(status=302, headers={"Location": "http://10.0.0.7/card.json"})
+    card_server.routes["/hop"] = Reply(
+        status=302, headers={"Location": "http://10.0.0.7/card.json"}
+    )
     agent = make_agent(card_server.url("/hop"))
     assert services.agent_crawl(agent_id=agent.pk) == "error"
     agent.refresh_from_db()
@@ -117,7 +125,9 @@ def test_html_is_refused_as_a_card(card_server: CardServer, loopback_allowed: No
 def test_a_card_served_as_text_plain_is_accepted_with_a_warning(
     card_server: CardServer, loopback_allowed: None
 ) -> None:
-    url = card_server.serve("/t.json", json.dumps(minimal_card()).encode(), content_type="text/plain")
+    url = card_server.serve(
+        "/t.json", json.dumps(minimal_card()).encode(), content_type="text/plain"
+    )
     agent = make_agent(url)
     services.agent_crawl(agent_id=agent.pk)
     agent.refresh_from_db()
@@ -125,7 +135,9 @@ def test_a_card_served_as_text_plain_is_accepted_with_a_warning(
     assert "fetch.lenient-content-type" in {f["code"] for f in agent.findings}
 
 
-def test_a_nul_character_is_reported_not_crashed_on(card_server: CardServer, loopback_allowed: None) -> None:
+def test_a_nul_character_is_reported_not_crashed_on(
+    card_server: CardServer, loopback_allowed: None
+) -> None:
     url = card_server.serve("/n.json", json.dumps(minimal_card(name="a\u0000b")).encode())
     agent = make_agent(url)
     services.agent_crawl(agent_id=agent.pk)

@@ -25,23 +25,42 @@ def free_port() -> int:
 
 
 def test_the_registry_runs_with_nothing_configured(tmp_path: Path) -> None:
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("DATABASE_URL", "REDIS_URL", "CELERY_", "DJANGO_", "REGISTRY_"))}
-    env.update({"REGISTRY_SQLITE_PATH": str(tmp_path / "db.sqlite3"), "DJANGO_DEBUG": "true",
-                "DJANGO_SETTINGS_MODULE": "registry.settings"})
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("DATABASE_URL", "REDIS_URL", "CELERY_", "DJANGO_", "REGISTRY_"))
+    }
+    env.update(
+        {
+            "REGISTRY_SQLITE_PATH": str(tmp_path / "db.sqlite3"),
+            "DJANGO_DEBUG": "true",
+            "DJANGO_SETTINGS_MODULE": "registry.settings",
+        }
+    )
     manage = [sys.executable, str(ROOT / "manage.py")]
-    subprocess.run([*manage, "migrate", "--noinput"], env=env, cwd=ROOT, check=True, capture_output=True)
-    loaded = subprocess.run([*manage, "load_demo"], env=env, cwd=ROOT, check=True, capture_output=True)
+    subprocess.run(
+        [*manage, "migrate", "--noinput"], env=env, cwd=ROOT, check=True, capture_output=True
+    )
+    loaded = subprocess.run(
+        [*manage, "load_demo"], env=env, cwd=ROOT, check=True, capture_output=True
+    )
     assert loaded.stdout.count(b"stored") >= 4
     port = free_port()
-    server = subprocess.Popen([*manage, "runserver", f"127.0.0.1:{port}", "--noreload"], env=env, cwd=ROOT,
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    server = subprocess.Popen(
+        [*manage, "runserver", f"127.0.0.1:{port}", "--noreload"],
+        env=env,
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         body = None
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
             try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/v1/agents?tag=translation", timeout=2) as r:
+                with urllib.request.urlopen(
+                    f"http://127.0.0.1:{port}/api/v1/agents?tag=translation", timeout=2
+                ) as r:
                     body = json.load(r)
                 break
             except OSError:
@@ -49,7 +68,8 @@ def test_the_registry_runs_with_nothing_configured(tmp_path: Path) -> None:
         assert body is not None, "runserver did not answer"
         assert [row["name"] for row in body["results"]] == ["Polyglot Translator"]
         with urllib.request.urlopen(
-            f"http://127.0.0.1:{port}/api/v1/agents?input_mode=application/json;schema=fightComparison", timeout=5
+            f"http://127.0.0.1:{port}/api/v1/agents?input_mode=application/json;schema=fightComparison",
+            timeout=5,
         ) as r:
             assert [row["name"] for row in json.load(r)["results"]] == ["Fight Club Oracle"]
     finally:

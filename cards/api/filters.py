@@ -39,16 +39,24 @@ class RepeatableCharFilter(django_filters.CharFilter):
 
 
 class AgentFilter(django_filters.FilterSet):
-    q = django_filters.CharFilter(method="filter_q", help_text="Text over name, description, skills.")
-    tag = RepeatableCharFilter(method="filter_tag", help_text="Skill tag; repeat it: all must match.")
+    q = django_filters.CharFilter(
+        method="filter_q", help_text="Text over name, description, skills."
+    )
+    tag = RepeatableCharFilter(
+        method="filter_tag", help_text="Skill tag; repeat it: all must match."
+    )
     skill = django_filters.CharFilter(method="filter_skill", help_text="Skill id or name.")
     input_mode = django_filters.CharFilter(
         method="filter_input_mode", help_text="Media type accepted, e.g. application/json;schema=X."
     )
-    output_mode = django_filters.CharFilter(method="filter_output_mode", help_text="Media type produced.")
+    output_mode = django_filters.CharFilter(
+        method="filter_output_mode", help_text="Media type produced."
+    )
     schema = django_filters.CharFilter(method="filter_schema", help_text="Schema name in a mode.")
     extension = django_filters.CharFilter(field_name="extensions__uri", method="filter_extension")
-    provider = django_filters.CharFilter(method="filter_provider", help_text="Provider organization.")
+    provider = django_filters.CharFilter(
+        method="filter_provider", help_text="Provider organization."
+    )
     streaming = StrictBooleanFilter(field_name="streaming")
     valid = StrictBooleanFilter(field_name="valid")
     status = django_filters.ChoiceFilter(field_name="status", choices=Agent.Status.choices)
@@ -69,10 +77,14 @@ class AgentFilter(django_filters.FilterSet):
     def filter_skill(self, queryset: QuerySet[Agent], name: str, value: str) -> QuerySet[Agent]:
         return selectors.with_skill(queryset, value)
 
-    def filter_input_mode(self, queryset: QuerySet[Agent], name: str, value: str) -> QuerySet[Agent]:
+    def filter_input_mode(
+        self, queryset: QuerySet[Agent], name: str, value: str
+    ) -> QuerySet[Agent]:
         return selectors.with_mode(queryset, selectors.mode_query(value, parameter=name), _INPUT)
 
-    def filter_output_mode(self, queryset: QuerySet[Agent], name: str, value: str) -> QuerySet[Agent]:
+    def filter_output_mode(
+        self, queryset: QuerySet[Agent], name: str, value: str
+    ) -> QuerySet[Agent]:
         return selectors.with_mode(queryset, selectors.mode_query(value, parameter=name), _OUTPUT)
 
     def filter_schema(self, queryset: QuerySet[Agent], name: str, value: str) -> QuerySet[Agent]:
@@ -86,7 +98,9 @@ class AgentFilter(django_filters.FilterSet):
 
 
 class SkillFilter(django_filters.FilterSet):
-    q = django_filters.CharFilter(method="filter_q", help_text="Text in the skill name or description.")
+    q = django_filters.CharFilter(
+        method="filter_q", help_text="Text in the skill name or description."
+    )
     tag = RepeatableCharFilter(method="filter_tag", help_text="Tag; repeat it: all must match.")
     input_mode = django_filters.CharFilter(method="filter_input_mode")
     output_mode = django_filters.CharFilter(method="filter_output_mode")
@@ -107,12 +121,18 @@ class SkillFilter(django_filters.FilterSet):
                 queryset = queryset.filter(tag_rows__tag=normalise_tag(tag))
         return queryset.distinct()
 
-    def _modes(self, queryset: QuerySet[Skill], name: str, value: str, direction: str) -> QuerySet[Skill]:
+    def _modes(
+        self, queryset: QuerySet[Skill], name: str, value: str, direction: str
+    ) -> QuerySet[Skill]:
         rows = selectors.mode_query(value, parameter=name).rows(direction)
         return queryset.filter(pk__in=rows.filter(skill__isnull=False).values("skill_id"))
 
-    def filter_input_mode(self, queryset: QuerySet[Skill], name: str, value: str) -> QuerySet[Skill]:
+    def filter_input_mode(
+        self, queryset: QuerySet[Skill], name: str, value: str
+    ) -> QuerySet[Skill]:
         return self._modes(queryset, name, value, _INPUT)
 
-    def filter_output_mode(self, queryset: QuerySet[Skill], name: str, value: str) -> QuerySet[Skill]:
+    def filter_output_mode(
+        self, queryset: QuerySet[Skill], name: str, value: str
+    ) -> QuerySet[Skill]:
         return self._modes(queryset, name, value, _OUTPUT)

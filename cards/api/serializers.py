@@ -88,8 +88,21 @@ class AgentSummarySerializer(serializers.ModelSerializer):
     class Meta:
         model = Agent
         fields = [
-            "id", "url", "card_url", "name", "description", "version", "provider", "shape",
-            "status", "streaming", "skills", "validation", "last_crawled_at", "created_at", "links",
+            "id",
+            "url",
+            "card_url",
+            "name",
+            "description",
+            "version",
+            "provider",
+            "shape",
+            "status",
+            "streaming",
+            "skills",
+            "validation",
+            "last_crawled_at",
+            "created_at",
+            "links",
         ]
 
     def get_validation(self, agent: Agent) -> dict[str, Any]:
@@ -121,9 +134,26 @@ class AgentDetailSerializer(AgentSummarySerializer):
 
     class Meta(AgentSummarySerializer.Meta):
         fields = [
-            "id", "url", "card_url", "name", "description", "version", "provider", "shape",
-            "documentation_url", "icon_url", "interfaces", "capabilities", "status", "crawl",
-            "content_sha256", "validation", "skills", "extensions", "created_at", "updated_at",
+            "id",
+            "url",
+            "card_url",
+            "name",
+            "description",
+            "version",
+            "provider",
+            "shape",
+            "documentation_url",
+            "icon_url",
+            "interfaces",
+            "capabilities",
+            "status",
+            "crawl",
+            "content_sha256",
+            "validation",
+            "skills",
+            "extensions",
+            "created_at",
+            "updated_at",
             "links",
         ]
 

@@ -31,7 +31,9 @@ def _json_object(request: Request) -> dict[str, Any]:
     data = request.data
     if not isinstance(data, dict):
         raise ProblemError(
-            status=400, slug="invalid-request", title="Invalid request",
+            status=400,
+            slug="invalid-request",
+            title="Invalid request",
             detail="The request body must be a JSON object.",
             errors=[{"pointer": "", "message": "expected a JSON object"}],
         )
@@ -44,7 +46,9 @@ def _limit(request: Request, default: int = 50) -> int:
         return default
     if not raw.isdigit() or not 1 <= int(raw) <= 100:
         raise ProblemError(
-            status=400, slug="invalid-parameter", title="Invalid query parameter",
+            status=400,
+            slug="invalid-parameter",
+            title="Invalid query parameter",
             detail="limit must be an integer from 1 to 100",
             errors=[{"pointer": "#/limit", "message": "must be an integer from 1 to 100"}],
         )
@@ -58,7 +62,9 @@ class AgentListCreateView(generics.ListAPIView):
     filterset_class = AgentFilter
 
     def get_queryset(self) -> QuerySet[Agent]:
-        skills = Prefetch("skills", queryset=Skill.objects.only("agent_id", "skill_id", "name", "tags"))
+        skills = Prefetch(
+            "skills", queryset=Skill.objects.only("agent_id", "skill_id", "name", "tags")
+        )
         return Agent.objects.prefetch_related(skills)
 
     def list(self, request: Request, *args: Any, **kwargs: Any) -> Response:
@@ -73,11 +79,18 @@ class AgentListCreateView(generics.ListAPIView):
         body = _json_object(request)
         if "url" not in body:
             raise ProblemError(
-                status=400, slug="invalid-request", title="Invalid request",
-                detail="The body needs a url.", errors=[{"pointer": "/url", "message": "required"}],
+                status=400,
+                slug="invalid-request",
+                title="Invalid request",
+                detail="The body needs a url.",
+                errors=[{"pointer": "/url", "message": "required"}],
             )
         agent, created = services.agent_submit(url=body["url"], user=request.user)
-        agent = Agent.objects.prefetch_related("skills", "extensions").get(pk=agent.pk) if not created else agent
+        agent = (
+            Agent.objects.prefetch_related("skills", "extensions").get(pk=agent.pk)
+            if not created
+            else agent
+        )
         data = AgentDetailSerializer(agent, context={"request": request}).data
         return Response(data, status=status.HTTP_202_ACCEPTED if created else status.HTTP_200_OK)
 
@@ -101,7 +114,9 @@ class AgentCardView(APIView):
         snapshot = agent.latest_snapshot
         if snapshot is None:
             raise ProblemError(
-                status=404, slug="no-card", title="No card yet",
+                status=404,
+                slug="no-card",
+                title="No card yet",
                 detail="This agent has not been fetched successfully yet.",
             )
         etag = f'"{snapshot.sha256}"'
@@ -110,7 +125,9 @@ class AgentCardView(APIView):
             response = HttpResponse(status=304)
         else:
             # Served as JSON whatever the origin said, never as HTML: these bytes are untrusted.
-            content_type = "application/json" if snapshot.data is not None else "application/octet-stream"
+            content_type = (
+                "application/json" if snapshot.data is not None else "application/octet-stream"
+            )
             response = HttpResponse(bytes(snapshot.raw), content_type=content_type)
         response["ETag"] = etag
         response["X-Content-Type-Options"] = "nosniff"
@@ -157,8 +174,10 @@ class AgentRecrawlView(APIView):
         queued = services.enqueue_crawl(agent.pk)
         if not queued:
             raise ProblemError(
-                status=503, slug="queue-unavailable", title="Queue unavailable",
-                detail="The task queue is unreachable; the agent stays due and will be crawled later.",
+                status=503,
+                slug="queue-unavailable",
+                title="Queue unavailable",
+                detail="The task queue is unreachable; the agent stays due and is crawled later.",
             )
         return Response({"id": str(agent.pk), "queued": True}, status=status.HTTP_202_ACCEPTED)
 
@@ -179,8 +198,11 @@ class ValidateView(APIView):
         if isinstance(body, dict) and set(body) == {"url"}:
             report, fetched = services.card_check_url(body["url"])
             source = {
-                "kind": "url", "url": body["url"], "fetched_url": fetched.url,
-                "status": fetched.status, "content_type": fetched.content_type,
+                "kind": "url",
+                "url": body["url"],
+                "fetched_url": fetched.url,
+                "status": fetched.status,
+                "content_type": fetched.content_type,
             }
         else:
             if isinstance(body, dict) and set(body) == {"card"} and isinstance(body["card"], dict):
@@ -207,8 +229,15 @@ class SkillListView(generics.ListAPIView):
 
     def get_queryset(self) -> QuerySet[Skill]:
         return Skill.objects.select_related("agent").only(
-            "skill_id", "name", "description", "tags", "examples", "input_modes", "output_modes",
-            "agent__id", "agent__name",
+            "skill_id",
+            "name",
+            "description",
+            "tags",
+            "examples",
+            "input_modes",
+            "output_modes",
+            "agent__id",
+            "agent__name",
         )
 
 
@@ -222,7 +251,9 @@ def _facet_params() -> list[OpenApiParameter]:
 class TagFacetView(APIView):
     @extend_schema(parameters=_facet_params(), responses={200: dict})
     def get(self, request: Request) -> Response:
-        rows = selectors.tag_counts(prefix=request.query_params.get("prefix", ""), limit=_limit(request))
+        rows = selectors.tag_counts(
+            prefix=request.query_params.get("prefix", ""), limit=_limit(request)
+        )
         return Response({"results": rows, "next": None})
 
 
@@ -235,12 +266,16 @@ class ModeFacetView(APIView):
         direction = request.query_params.get("direction")
         if direction not in (None, "input", "output"):
             raise ProblemError(
-                status=400, slug="invalid-parameter", title="Invalid query parameter",
+                status=400,
+                slug="invalid-parameter",
+                title="Invalid query parameter",
                 detail="direction must be input or output",
                 errors=[{"pointer": "#/direction", "message": "must be input or output"}],
             )
         rows = selectors.mode_counts(
-            direction=direction, prefix=request.query_params.get("prefix", ""), limit=_limit(request)
+            direction=direction,
+            prefix=request.query_params.get("prefix", ""),
+            limit=_limit(request),
         )
         return Response({"results": rows, "next": None})
 

@@ -273,6 +273,8 @@ def _checked_url(url: str, policy: FetchPolicy) -> httpx.URL:
     if refusal is not None:
         raise FetchError("address-refused", refusal, url=url)
     port = _effective_port(parsed)
+    if not 0 < port < 65536:
+        raise FetchError("bad-url", f"{port} is not a valid port number", url=url)
     if port not in policy.allowed_ports and not _port_exempt(host, policy):
         raise FetchError(
             "port-refused",
@@ -387,6 +389,13 @@ class _DeadlineStream(httpcore.NetworkStream):
         return self._inner.get_extra_info(info)
 
 
+def _dial_address(ip: Address) -> str:
+    # Dial exactly what was checked: a mapped ::ffff:a.b.c.d was judged as a.b.c.d.
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        return str(ip.ipv4_mapped)
+    return str(ip)
+
+
 class _PinningBackend(httpcore.NetworkBackend):
     """Decides every TCP destination: resolve once, refuse on any bad answer, dial checked IPs."""
 
@@ -438,7 +447,7 @@ class _PinningBackend(httpcore.NetworkBackend):
         for ip in addresses[:_MAX_ADDRESSES_TRIED]:
             try:
                 stream = self._inner.connect_tcp(
-                    str(ip),
+                    _dial_address(ip),
                     port,
                     timeout=_clamp_timeout(timeout, self._deadline, httpcore.ConnectTimeout),
                     local_address=local_address,

@@ -1,7 +1,6 @@
 from __future__ import annotations
 
 import json
-from typing import Any
 
 import pytest
 from rest_framework.test import APIClient
@@ -33,7 +32,9 @@ def test_a_document_that_is_not_json_is_served_as_octet_stream(client_anon: APIC
     assert response["Content-Type"] == "application/octet-stream"
 
 
-def test_the_card_of_an_agent_never_fetched_is_a_problem(client_auth: APIClient, client_anon: APIClient) -> None:
+def test_the_card_of_an_agent_never_fetched_is_a_problem(
+    client_auth: APIClient, client_anon: APIClient
+) -> None:
     agent = Agent.objects.create(url="https://never.example.com")
     response = client_anon.get(f"/api/v1/agents/{agent.pk}/card")
     assert response.status_code == 404
@@ -52,9 +53,15 @@ def test_recrawl_needs_a_token_and_queues_a_crawl(
     assert agent.name == "Before"  # eager tasks in the test settings: the crawl already ran
 
 
-def test_validate_reports_findings_for_an_inline_card_and_stores_nothing(client_anon: APIClient) -> None:
-    card = minimal_card(skills=[{"id": "Bad_Id", "name": "x", "description": "y", "tags": ["t"]},
-                                {"id": "Bad_Id", "name": "x", "description": "y", "tags": ["t"]}])
+def test_validate_reports_findings_for_an_inline_card_and_stores_nothing(
+    client_anon: APIClient,
+) -> None:
+    card = minimal_card(
+        skills=[
+            {"id": "Bad_Id", "name": "x", "description": "y", "tags": ["t"]},
+            {"id": "Bad_Id", "name": "x", "description": "y", "tags": ["t"]},
+        ]
+    )
     response = client_anon.post("/api/v1/validate", card, format="json")
     assert response.status_code == 200
     body = response.json()
@@ -68,22 +75,33 @@ def test_validate_reports_findings_for_an_inline_card_and_stores_nothing(client_
 def test_validate_normalises_a_v03_card(client_anon: APIClient) -> None:
     card = minimal_card()
     del card["supportedInterfaces"]
-    card.update({"url": "https://agent.example.com/a2a", "protocolVersion": "0.3.0", "preferredTransport": "JSONRPC"})
+    card.update(
+        {
+            "url": "https://agent.example.com/a2a",
+            "protocolVersion": "0.3.0",
+            "preferredTransport": "JSONRPC",
+        }
+    )
     body = client_anon.post("/api/v1/validate", {"card": card}, format="json").json()
     assert body["shape"] == "v0.3"
     assert body["card"]["supportedInterfaces"][0]["url"] == "https://agent.example.com/a2a"
 
 
 def test_validate_reports_duplicate_keys_and_invalid_json(client_anon: APIClient) -> None:
-    body = client_anon.generic("POST", "/api/v1/validate", b'{"name": "a", "name": "b"}',
-                               content_type="application/json").json()
+    body = client_anon.generic(
+        "POST", "/api/v1/validate", b'{"name": "a", "name": "b"}', content_type="application/json"
+    ).json()
     assert "json.duplicate-key" in {f["code"] for f in body["validation"]["findings"]}
-    body = client_anon.generic("POST", "/api/v1/validate", b'{"name": ', content_type="application/json").json()
+    body = client_anon.generic(
+        "POST", "/api/v1/validate", b'{"name": ', content_type="application/json"
+    ).json()
     assert body["validation"]["valid"] is False
     assert "json.invalid" in {f["code"] for f in body["validation"]["findings"]}
 
 
-def test_validate_fetches_by_url(client_anon: APIClient, card_server: CardServer, loopback_allowed: None) -> None:
+def test_validate_fetches_by_url(
+    client_anon: APIClient, card_server: CardServer, loopback_allowed: None
+) -> None:
     card_server.serve("/.well-known/agent-card.json", json.dumps(minimal_card()).encode())
     body = client_anon.post("/api/v1/validate", {"url": card_server.origin}, format="json").json()
     assert body["source"]["fetched_url"] == card_server.url("/.well-known/agent-card.json")
@@ -94,10 +112,14 @@ def test_validate_fetches_by_url(client_anon: APIClient, card_server: CardServer
 def test_validate_by_url_reports_a_fetch_failure_as_a_problem(
     client_anon: APIClient, card_server: CardServer, loopback_allowed: None
 ) -> None:
-    response = client_anon.post("/api/v1/validate", {"url": card_server.url("/missing.json")}, format="json")
+    response = client_anon.post(
+        "/api/v1/validate", {"url": card_server.url("/missing.json")}, format="json"
+    )
     assert response.status_code == 422
     assert response.json()["type"] == "/problems/fetch-failed"
-    response = client_anon.post("/api/v1/validate", {"url": "http://10.1.2.3/card.json"}, format="json")
+    response = client_anon.post(
+        "/api/v1/validate", {"url": "http://10.1.2.3/card.json"}, format="json"
+    )
     assert response.status_code == 400
 
 

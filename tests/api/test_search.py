@@ -9,31 +9,56 @@ from tests.factories import agent_from_card, minimal_card
 
 pytestmark = pytest.mark.django_db
 
-FIGHT_SCHEMA_EXT = "https://raw.githubusercontent.com/facultyai/a2a-extension-object-schemas/refs/heads/main/v1"
+FIGHT_SCHEMA_EXT = (
+    "https://raw.githubusercontent.com/facultyai/a2a-extension-object-schemas/refs/heads/main/v1"
+)
 
 
 @pytest.fixture
 def agents() -> dict[str, Any]:
-    translator = agent_from_card(minimal_card(
-        name="Polyglot", description="Translates documents between languages.",
-        provider={"organization": "Lingua Corp", "url": "https://lingua.example.com"},
-        capabilities={"streaming": True},
-        defaultInputModes=["text/plain"], defaultOutputModes=["text/plain", "text/html"],
-        skills=[
-            {"id": "translate", "name": "Translate", "description": "Translate text.",
-             "tags": ["translation", "Language"]},
-            {"id": "html", "name": "Translate HTML", "description": "Keeps markup.",
-             "tags": ["translation", "html"], "inputModes": ["text/html"], "outputModes": ["text/html"]},
-        ],
-    ))
-    fighter = agent_from_card(minimal_card(
-        name="Fight oracle", description="Predicts fights.",
-        capabilities={"extensions": [{"uri": FIGHT_SCHEMA_EXT, "required": False}]},
-        skills=[{"id": "fight-comparison", "name": "Fight", "description": "Who wins.",
-                 "tags": ["fight", "prediction"],
-                 "inputModes": ["text/plain", "application/json; schema=fightComparison"],
-                 "outputModes": ["application/json;schema=\"fightResponse\""]}],
-    ))
+    translator = agent_from_card(
+        minimal_card(
+            name="Polyglot",
+            description="Translates documents between languages.",
+            provider={"organization": "Lingua Corp", "url": "https://lingua.example.com"},
+            capabilities={"streaming": True},
+            defaultInputModes=["text/plain"],
+            defaultOutputModes=["text/plain", "text/html"],
+            skills=[
+                {
+                    "id": "translate",
+                    "name": "Translate",
+                    "description": "Translate text.",
+                    "tags": ["translation", "Language"],
+                },
+                {
+                    "id": "html",
+                    "name": "Translate HTML",
+                    "description": "Keeps markup.",
+                    "tags": ["translation", "html"],
+                    "inputModes": ["text/html"],
+                    "outputModes": ["text/html"],
+                },
+            ],
+        )
+    )
+    fighter = agent_from_card(
+        minimal_card(
+            name="Fight oracle",
+            description="Predicts fights.",
+            capabilities={"extensions": [{"uri": FIGHT_SCHEMA_EXT, "required": False}]},
+            skills=[
+                {
+                    "id": "fight-comparison",
+                    "name": "Fight",
+                    "description": "Who wins.",
+                    "tags": ["fight", "prediction"],
+                    "inputModes": ["text/plain", "application/json; schema=fightComparison"],
+                    "outputModes": ['application/json;schema="fightResponse"'],
+                }
+            ],
+        )
+    )
     broken = agent_from_card(minimal_card(name="Broken", skills=[]))
     return {"translator": translator, "fighter": fighter, "broken": broken}
 
@@ -67,11 +92,17 @@ def test_equivalent_spellings_of_a_mode_find_the_same_agent(
     assert names(client_anon.get("/api/v1/agents", {"input_mode": mode})) == {"Fight oracle"}
 
 
-def test_a_mode_without_parameters_matches_any_parameters(client_anon: APIClient, agents: Any) -> None:
-    assert names(client_anon.get("/api/v1/agents", {"output_mode": "application/json"})) == {"Fight oracle"}
+def test_a_mode_without_parameters_matches_any_parameters(
+    client_anon: APIClient, agents: Any
+) -> None:
+    assert names(client_anon.get("/api/v1/agents", {"output_mode": "application/json"})) == {
+        "Fight oracle"
+    }
     # Card-level default modes count too: the fight oracle's defaults are text/plain.
     assert names(client_anon.get("/api/v1/agents", {"output_mode": "text/*"})) == {
-        "Polyglot", "Broken", "Fight oracle"
+        "Polyglot",
+        "Broken",
+        "Fight oracle",
     }
     assert names(client_anon.get("/api/v1/agents", {"output_mode": "text/html"})) == {"Polyglot"}
 
@@ -81,15 +112,30 @@ def test_a_skill_without_modes_inherits_the_defaults(client_anon: APIClient, age
     assert {row["id"] for row in response.json()["results"]} == {"translate"}
 
 
-def test_output_schema_search_does_not_confuse_directions(client_anon: APIClient, agents: Any) -> None:
-    assert names(client_anon.get("/api/v1/agents", {"input_mode": "application/json;schema=fightResponse"})) == set()
+def test_output_schema_search_does_not_confuse_directions(
+    client_anon: APIClient, agents: Any
+) -> None:
+    assert (
+        names(
+            client_anon.get(
+                "/api/v1/agents", {"input_mode": "application/json;schema=fightResponse"}
+            )
+        )
+        == set()
+    )
     assert names(client_anon.get("/api/v1/agents", {"schema": "fightResponse"})) == {"Fight oracle"}
 
 
-def test_it_filters_by_extension_provider_skill_and_streaming(client_anon: APIClient, agents: Any) -> None:
-    assert names(client_anon.get("/api/v1/agents", {"extension": FIGHT_SCHEMA_EXT})) == {"Fight oracle"}
+def test_it_filters_by_extension_provider_skill_and_streaming(
+    client_anon: APIClient, agents: Any
+) -> None:
+    assert names(client_anon.get("/api/v1/agents", {"extension": FIGHT_SCHEMA_EXT})) == {
+        "Fight oracle"
+    }
     assert names(client_anon.get("/api/v1/agents", {"provider": "lingua corp"})) == {"Polyglot"}
-    assert names(client_anon.get("/api/v1/agents", {"skill": "fight-comparison"})) == {"Fight oracle"}
+    assert names(client_anon.get("/api/v1/agents", {"skill": "fight-comparison"})) == {
+        "Fight oracle"
+    }
     assert names(client_anon.get("/api/v1/agents", {"streaming": "true"})) == {"Polyglot"}
 
 
@@ -98,7 +144,9 @@ def test_it_filters_on_validity(client_anon: APIClient, agents: Any) -> None:
     assert "Broken" not in names(client_anon.get("/api/v1/agents", {"valid": "true"}))
 
 
-def test_text_search_uses_words_from_descriptions_and_skills(client_anon: APIClient, agents: Any) -> None:
+def test_text_search_uses_words_from_descriptions_and_skills(
+    client_anon: APIClient, agents: Any
+) -> None:
     assert names(client_anon.get("/api/v1/agents", {"q": "translates documents"})) == {"Polyglot"}
     assert names(client_anon.get("/api/v1/agents", {"q": "markup"})) == {"Polyglot"}
     assert names(client_anon.get("/api/v1/agents", {"q": "fights"})) == {"Fight oracle"}
@@ -117,10 +165,19 @@ def test_cursor_pagination_walks_every_agent_once(client_anon: APIClient, agents
 
 @pytest.mark.parametrize(
     "query",
-    ["cursor=garbage", "limit=0", "limit=1000", "limit=abc", "input_mode=not a type", "output_mode=;;",
-     "valid=maybe"],
+    [
+        "cursor=garbage",
+        "limit=0",
+        "limit=1000",
+        "limit=abc",
+        "input_mode=not a type",
+        "output_mode=;;",
+        "valid=maybe",
+    ],
 )
-def test_bad_search_parameters_are_problems(client_anon: APIClient, agents: Any, query: str) -> None:
+def test_bad_search_parameters_are_problems(
+    client_anon: APIClient, agents: Any, query: str
+) -> None:
     response = client_anon.get("/api/v1/agents?" + query)
     assert response.status_code == 400
     assert response["Content-Type"] == "application/problem+json"
@@ -130,8 +187,13 @@ def test_facets_count_agents(client_anon: APIClient, agents: Any) -> None:
     tags = {row["tag"]: row["agents"] for row in client_anon.get("/api/v1/tags").json()["results"]}
     assert tags["translation"] == 1 and tags["language"] == 1
     modes = client_anon.get("/api/v1/modes", {"direction": "input"}).json()["results"]
-    assert {"media_type": "application/json;schema=fightComparison", "essence": "application/json",
-            "schema": "fightComparison", "direction": "input", "agents": 1} in modes
+    assert {
+        "media_type": "application/json;schema=fightComparison",
+        "essence": "application/json",
+        "schema": "fightComparison",
+        "direction": "input",
+        "agents": 1,
+    } in modes
     extensions = client_anon.get("/api/v1/extensions").json()["results"]
     assert extensions == [{"uri": FIGHT_SCHEMA_EXT, "agents": 1, "required_by": 0}]
 
@@ -145,12 +207,17 @@ def test_the_search_list_does_not_query_per_agent(
         client_anon.get("/api/v1/agents?limit=20")
 
 
-def test_agent_detail_has_the_validation_report_and_skills(client_anon: APIClient, agents: Any) -> None:
+def test_agent_detail_has_the_validation_report_and_skills(
+    client_anon: APIClient, agents: Any
+) -> None:
     body = client_anon.get(f"/api/v1/agents/{agents['broken'].pk}").json()
     assert body["validation"]["valid"] is False
     assert any(f["pointer"] == "/skills" for f in body["validation"]["findings"])
     body = client_anon.get(f"/api/v1/agents/{agents['fighter'].pk}").json()
-    assert body["skills"][0]["input_modes"] == ["text/plain", "application/json; schema=fightComparison"]
+    assert body["skills"][0]["input_modes"] == [
+        "text/plain",
+        "application/json; schema=fightComparison",
+    ]
     assert body["extensions"][0]["uri"] == FIGHT_SCHEMA_EXT
     assert body["links"]["card"].endswith(f"/api/v1/agents/{agents['fighter'].pk}/card")
 

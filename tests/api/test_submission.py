@@ -20,10 +20,14 @@ def submit(client: APIClient, url: Any, capture: Any) -> Any:
 
 
 def test_it_discovers_the_card_of_an_origin_on_the_well_known_path(
-    client_auth: APIClient, card_server: CardServer, loopback_allowed: None,
+    client_auth: APIClient,
+    card_server: CardServer,
+    loopback_allowed: None,
     django_capture_on_commit_callbacks: Any,
 ) -> None:
-    card_server.serve("/.well-known/agent-card.json", json.dumps(minimal_card(name="Origin agent")).encode())
+    card_server.serve(
+        "/.well-known/agent-card.json", json.dumps(minimal_card(name="Origin agent")).encode()
+    )
     response = submit(client_auth, card_server.origin, django_capture_on_commit_callbacks)
     assert response.status_code == 202
     assert response.json()["status"] == "pending"
@@ -34,7 +38,9 @@ def test_it_discovers_the_card_of_an_origin_on_the_well_known_path(
 
 
 def test_it_falls_back_to_the_older_agent_json_path(
-    client_auth: APIClient, card_server: CardServer, loopback_allowed: None,
+    client_auth: APIClient,
+    card_server: CardServer,
+    loopback_allowed: None,
     django_capture_on_commit_callbacks: Any,
 ) -> None:
     card_server.serve("/.well-known/agent.json", json.dumps(minimal_card(name="Old path")).encode())
@@ -46,7 +52,9 @@ def test_it_falls_back_to_the_older_agent_json_path(
 
 
 def test_it_uses_a_direct_card_url_as_given(
-    client_auth: APIClient, card_server: CardServer, loopback_allowed: None,
+    client_auth: APIClient,
+    card_server: CardServer,
+    loopback_allowed: None,
     django_capture_on_commit_callbacks: Any,
 ) -> None:
     url = card_server.serve("/cards/mine.json", json.dumps(minimal_card(name="Direct")).encode())
@@ -56,7 +64,9 @@ def test_it_uses_a_direct_card_url_as_given(
 
 
 def test_the_same_url_again_returns_the_existing_agent(
-    client_auth: APIClient, card_server: CardServer, loopback_allowed: None,
+    client_auth: APIClient,
+    card_server: CardServer,
+    loopback_allowed: None,
     django_capture_on_commit_callbacks: Any,
 ) -> None:
     url = card_server.serve("/card.json", json.dumps(minimal_card()).encode())
@@ -70,12 +80,16 @@ def test_the_same_url_again_returns_the_existing_agent(
 
 
 def test_a_default_port_and_upper_case_host_are_normalised(
-    client_auth: APIClient, loopback_allowed: None, django_capture_on_commit_callbacks: Any,
+    client_auth: APIClient,
+    loopback_allowed: None,
+    django_capture_on_commit_callbacks: Any,
     settings: Any,
 ) -> None:
     settings.CELERY_TASK_ALWAYS_EAGER = True
     with django_capture_on_commit_callbacks(execute=False):
-        response = client_auth.post("/api/v1/agents", {"url": "http://LOCALHOST:80/Card.json#x"}, format="json")
+        response = client_auth.post(
+            "/api/v1/agents", {"url": "http://LOCALHOST:80/Card.json#x"}, format="json"
+        )
     assert response.status_code == 202
     assert response.json()["url"] == "http://localhost/Card.json"
 
@@ -141,7 +155,9 @@ def test_a_bearer_token_is_accepted(
     client = APIClient()
     client.credentials(HTTP_AUTHORIZATION=f"Bearer {token}")
     with django_capture_on_commit_callbacks(execute=False):
-        response = client.post("/api/v1/agents", {"url": "http://127.0.0.1:9/card.json"}, format="json")
+        response = client.post(
+            "/api/v1/agents", {"url": "http://127.0.0.1:9/card.json"}, format="json"
+        )
     assert response.status_code == 202
 
 
@@ -153,7 +169,9 @@ def test_an_unknown_token_is_refused(client_anon: APIClient) -> None:
 
 
 @pytest.mark.django_db(transaction=True)
-def test_concurrent_submissions_of_one_url_make_one_agent(token: str, loopback_allowed: None, settings: Any) -> None:
+def test_concurrent_submissions_of_one_url_make_one_agent(
+    token: str, loopback_allowed: None, settings: Any
+) -> None:
     from django.db import connection
 
     # No crawl: the broker-less eager mode would fetch; only the row matters here.
@@ -170,7 +188,9 @@ def test_concurrent_submissions_of_one_url_make_one_agent(token: str, loopback_a
         barrier.wait()
         try:
             statuses.append(
-                client.post("/api/v1/agents", {"url": "http://127.0.0.1:9/same.json"}, format="json").status_code
+                client.post(
+                    "/api/v1/agents", {"url": "http://127.0.0.1:9/same.json"}, format="json"
+                ).status_code
             )
         finally:
             connection.close()

@@ -200,7 +200,9 @@ def test_unpaired_surrogate_escapes_are_errors_and_replaced() -> None:
         ("json.lone-surrogate", "/\ufffd"),
     ]
     assert doc.data == {"name": "a\ufffdb", "\ufffd": 1, "ok": "\U0001f600"}
-    json.dumps(doc.data).encode("utf-8")  # storable
+    # Everything, findings included, can be stored as UTF-8.
+    stored = json.dumps([doc.data, [f.as_dict() for f in doc.findings]], ensure_ascii=False)
+    stored.encode("utf-8")
 
 
 @pytest.mark.parametrize("raw", [b"[]", b'"card"', b"42", b"null", b"true"])

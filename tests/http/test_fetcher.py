@@ -335,6 +335,23 @@ def test_it_gives_up_on_a_server_that_drips_bytes_past_the_total_deadline(
     assert 0.5 < elapsed < 1.5
 
 
+def test_it_holds_the_deadline_while_a_read_is_waiting(
+    server: TestServer, policy: FetchPolicy
+) -> None:
+    def stall(handler: BaseHTTPRequestHandler) -> None:
+        respond(handler, 200, b"{", {"Content-Type": "application/json", "Content-Length": "2"})
+        time.sleep(2)  # the read timeout is 2 s; the total deadline must end the read first
+
+    server.route("/card.json", stall)
+    started = time.monotonic()
+
+    error = fetch_error(server.url("/card.json"), replace(policy, total_timeout=0.4))
+
+    assert error.code == "timeout"
+    assert error.reason == "the server did not answer within the total time limit"
+    assert time.monotonic() - started < 1.0
+
+
 def test_it_times_out_a_server_that_never_answers(
     server: TestServer, policy: FetchPolicy
 ) -> None:
@@ -497,6 +514,27 @@ def test_it_connects_to_the_checked_address_and_keeps_the_host_name(
     assert egress_guard.connects == [("127.0.0.1", server.port)]
 
 
+def test_it_dials_the_ipv4_form_of_a_mapped_answer(
+    server: TestServer, policy: FetchPolicy, egress_guard: EgressGuard
+) -> None:
+    _, resolver = fixed_resolver({"agent.example": ["::ffff:127.0.0.1"]})
+    mapped = replace(policy, resolver=resolver, allowed_ports=frozenset({server.port}))
+    server.json("/card.json", CARD)
+
+    fetch(server.url("/card.json", host="agent.example"), policy=mapped)
+
+    assert egress_guard.connects == [("127.0.0.1", server.port)]
+
+
+def test_it_dials_ipv6_literals_as_given(
+    policy: FetchPolicy, egress_guard: EgressGuard, closed_port: int
+) -> None:
+    error = fetch_error(f"http://[::1]:{closed_port}/card.json", policy)
+
+    assert error.code == "connect-failed"
+    assert egress_guard.connects == [("::1", closed_port)]
+
+
 def test_it_refuses_a_public_name_on_an_unlisted_port_before_dns(
     policy: FetchPolicy, egress_guard: EgressGuard
 ) -> None:
@@ -653,6 +691,9 @@ def test_it_refuses_a_redirect_from_https_to_http(
         ("https://agent.example/" + "a" * 2048, "bad-url"),
         ("https://agent .example/", "bad-url"),
         ("not a url", "bad-url"),
+        ("https://agent.example:99999/", "bad-url"),
+        ("https:///card.json", "bad-url"),
+        ("https://agent.example@169.254.169.254/", "bad-url"),
     ],
 )
 def test_it_refuses_unfetchable_urls_before_any_lookup(

@@ -12,7 +12,9 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("username")
-        parser.add_argument("--staff", action="store_true", help="Make the user staff (admin access).")
+        parser.add_argument(
+            "--staff", action="store_true", help="Make the user staff (admin access)."
+        )
 
     def handle(self, *args: Any, username: str, staff: bool, **options: Any) -> None:
         user, created = get_user_model().objects.get_or_create(username=username)
