@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from cards.findings import Finding, extend_pointer
+from cards.findings import Finding, json_pointer
 
 Shape = Literal["v0.2", "v0.3", "v1.0", "unknown"]
 
@@ -34,12 +34,12 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 
 @dataclass
 class ParsedDocument:
-    raw: bytes
-    data: dict[str, Any] | None = None
-    card: dict[str, Any] | None = None
-    shape: Shape = "unknown"
-    envelope: dict[str, Any] | None = None
-    findings: list[Finding] = field(default_factory=list)
+    raw: bytes  # the bytes as served
+    data: dict[str, Any] | None = None  # the JSON object as served (or inside the envelope)
+    card: dict[str, Any] | None = None  # data normalised to the v1.0 shape
+    shape: Shape = "unknown"  # the layout of data
+    envelope: dict[str, Any] | None = None  # the JWS envelope object, when the document was one
+    findings: list[Finding] = field(default_factory=list)  # parse findings (json.*, envelope.*)
 
 
 def _error(code: str, pointer: str, message: str) -> Finding:
@@ -163,54 +163,72 @@ def _surrogate_error(pointer: str, where: str) -> Finding:
     return _error("json.lone-surrogate", pointer, f"{where} contains an unpaired surrogate escape")
 
 
+# A member's location as a chain (parent, key); the pointer string is only built for findings,
+# because a 1 MiB document can hold hundreds of thousands of containers.
+_Path = tuple[Any, str | int] | None
+
+
+def _pointer_of(path: _Path) -> str:
+    parts: list[str | int] = []
+    while path is not None:
+        path, key = path
+        parts.append(key)
+    return json_pointer(*reversed(parts))
+
+
+def _clean_member(container: Any, key: Any, path: _Path, findings: list[Finding]) -> Any:
+    """Check one member (or element); return the key it now has."""
+    if isinstance(key, str) and _SURROGATE.search(key):
+        clean_key = _SURROGATE.sub("\ufffd", key)
+        container[clean_key] = container.pop(key)
+        key = clean_key
+        findings.append(_surrogate_error(_pointer_of((path, key)), "the key"))
+    value = container[key]
+    if isinstance(value, _NonFinite):
+        message = f"{value.text} is not a JSON number; read as null"
+        findings.append(_error("json.non-finite", _pointer_of((path, key)), message))
+        container[key] = None
+    elif isinstance(value, str) and _SURROGATE.search(value):
+        findings.append(_surrogate_error(_pointer_of((path, key)), "the string"))
+        container[key] = _SURROGATE.sub("\ufffd", value)
+    return key
+
+
 def _clean_tree(
     root: Any,
     duplicates: dict[int, tuple[dict[str, Any], list[str]]],
     findings: list[Finding],
 ) -> Any:
-    """Report duplicate keys and non-finite numbers with pointers; replace what can't be stored.
+    """Report duplicate keys, non-finite numbers and lone surrogates with pointers, and
+    replace the values no store can hold.
 
     Iterative on purpose: the depth was bounded by max_depth, but callers may raise it.
     """
-    holder = [root]
-    stack: list[tuple[Any, str]] = [(holder, "")]
+    if isinstance(root, _NonFinite):
+        findings.append(_error("json.non-finite", "", f"{root.text} is not a JSON number"))
+        return None
+    stack: list[tuple[Any, _Path]] = [(root, None)] if isinstance(root, (dict, list)) else []
     seen: set[int] = set()
     while stack:
-        container, pointer = stack.pop()
+        container, path = stack.pop()
         if isinstance(container, dict) and id(container) in duplicates:
             seen.add(id(container))
             for key in duplicates[id(container)][1]:
-                findings.append(
-                    _error("json.duplicate-key", pointer, f"key {key!r} appears more than once")
-                )
-        if isinstance(container, dict):
-            items: list[tuple[Any, Any]] = list(container.items())
-        else:
-            items = list(enumerate(container))
-        for key, value in items:
-            if isinstance(key, str) and _SURROGATE.search(key):
-                clean_key = _SURROGATE.sub("\ufffd", key)
-                container[clean_key] = container.pop(key)
-                key = clean_key
-                findings.append(_surrogate_error(extend_pointer(pointer, key), "the key"))
-            child = pointer if container is holder else extend_pointer(pointer, key)
-            if isinstance(value, _NonFinite):
-                message = f"{value.text} is not a JSON number; read as null"
-                findings.append(_error("json.non-finite", child, message))
-                container[key] = None
-            elif isinstance(value, str) and _SURROGATE.search(value):
-                findings.append(_surrogate_error(child, "the string"))
-                container[key] = _SURROGATE.sub("\ufffd", value)
-            elif isinstance(value, (dict, list)):
-                stack.append((value, child))
+                message = f"key {key!r} appears more than once"
+                findings.append(_error("json.duplicate-key", _pointer_of(path), message))
+        keys = list(container) if isinstance(container, dict) else range(len(container))
+        for key in keys:
+            key = _clean_member(container, key, path, findings)
+            value = container[key]
+            if isinstance(value, (dict, list)) and value:
+                stack.append((value, (path, key)))
     for obj_id, (_, keys) in duplicates.items():
         if obj_id not in seen:
             # The object was itself overwritten by a later duplicate, so it has no pointer.
             for key in keys:
-                findings.append(
-                    _error("json.duplicate-key", "", f"key {key!r} repeated in a discarded object")
-                )
-    return holder[0]
+                message = f"key {key!r} repeated in a discarded object"
+                findings.append(_error("json.duplicate-key", "", message))
+    return root
 
 
 # --- JWS envelope (seed 004) -------------------------------------------------------------
@@ -388,12 +406,13 @@ def _normalise_requirements(holder: dict[str, Any]) -> None:
 
 
 def _normalise_scheme(scheme: Any) -> Any:
-    if not isinstance(scheme, dict) or scheme.get("type") not in _SCHEME_WRAPPERS:
+    kind = scheme.get("type") if isinstance(scheme, dict) else None
+    if not isinstance(kind, str) or kind not in _SCHEME_WRAPPERS:
         return scheme
     body = {k: v for k, v in scheme.items() if k != "type"}
-    if scheme["type"] == "apiKey" and "in" in body and "location" not in body:
+    if kind == "apiKey" and "in" in body and "location" not in body:
         body["location"] = body.pop("in")
-    return {_SCHEME_WRAPPERS[scheme["type"]]: body}
+    return {_SCHEME_WRAPPERS[kind]: body}
 
 
 def _normalise_security(card: dict[str, Any]) -> None:
@@ -407,17 +426,27 @@ def _normalise_security(card: dict[str, Any]) -> None:
         card["securitySchemes"] = {name: _normalise_scheme(s) for name, s in schemes.items()}
 
 
+def _copy_json(data: dict[str, Any]) -> dict[str, Any]:
+    # A JSON round trip copies a parsed document several times faster than deepcopy.
+    try:
+        copied = json.loads(json.dumps(data))
+    except (TypeError, ValueError):  # not plain JSON (a caller's own dict): copy it as it is
+        copied = copy.deepcopy(data)
+    return copied if isinstance(copied, dict) else copy.deepcopy(data)
+
+
 def normalise_card(data: dict[str, Any], shape: Shape) -> dict[str, Any]:
     """A new dict in the v1.0 shape (reference section 1.4); `data` is left untouched.
 
-    The same folding applies to every shape because hybrids are common (v1.0 cards with
-    `security`, top-level `url`, OpenAPI-style schemes). Unknown members are kept: later
-    modules need `schemas`, `x-*` fields and skill extras. Values of the wrong type are left
-    as they are for the rules to report.
+    The folding is the same for every shape, as in a2a-sdk's card_resolver, because hybrids
+    are common (v1.0 cards with `security`, top-level `url`, OpenAPI-style schemes); `shape`
+    is part of the signature so callers state what they detected. Unknown members are kept:
+    later modules need `schemas`, `x-*` fields and skill extras. Values of the wrong type are
+    left as they are for the rules to report.
     """
     if not isinstance(data, dict):
         return {}
-    card = copy.deepcopy(data)
+    card = _copy_json(data)
     _normalise_interfaces(card)
     _normalise_extended_card(card)
     _normalise_security(card)
@@ -427,6 +456,15 @@ def normalise_card(data: dict[str, Any], shape: Shape) -> dict[str, Any]:
 # --- entry point --------------------------------------------------------------------------
 
 
+_JSON_KINDS = {
+    list: "an array",
+    str: "a string",
+    int: "a number",
+    float: "a number",
+    bool: "a boolean",
+}
+
+
 def _parse(raw: bytes, max_depth: int) -> ParsedDocument:
     doc = ParsedDocument(raw=raw)
     decoded = _decode_json(raw, max_depth)
@@ -434,8 +472,9 @@ def _parse(raw: bytes, max_depth: int) -> ParsedDocument:
     if not decoded.ok:
         return doc
     if not isinstance(decoded.value, dict):
-        kind = type(decoded.value).__name__ if decoded.value is not None else "null"
-        doc.findings.append(_error("json.not-object", "", f"top level is {kind}, not an object"))
+        kind = _JSON_KINDS.get(type(decoded.value), "null")
+        message = f"the top level is {kind}, not an object"
+        doc.findings.append(_error("json.not-object", "", message))
         return doc
     if _is_envelope(decoded.value):
         _open_envelope(decoded.value, max_depth, doc)

@@ -193,7 +193,6 @@ KEBAB_CASE = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
 _URI = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:\S+$")
 _GRPC_HOST_PORT = re.compile(r"^(?P<host>\[[0-9A-Fa-f:.%]+\]|[^\s:/?#\[\]@]+):(?P<port>\d{1,5})$")
 _TEMPLATE = re.compile(r"\{\{.*?\}\}|\$\{[^}]*\}|\{%.*?%\}", re.DOTALL)
-_SECURE_SCHEMES = frozenset({"https", "wss", "grpcs"})
 _INSECURE_SCHEMES = frozenset({"http", "ws"})
 
 
@@ -300,8 +299,8 @@ def _check_url(
     """One URL. `binding` is the interface's protocol binding, or None for plain web URLs."""
     if not isinstance(value, str):
         return  # the type rules report it
-    text = value.strip()
-    if not text:
+    text = value
+    if not text.strip():
         report.error("url.invalid", pointer, "the URL is empty")
         return
     grpc = isinstance(binding, str) and binding.upper() == "GRPC"
@@ -317,6 +316,7 @@ def _check_url(
     except ValueError as exc:
         report.error("url.invalid", pointer, f"not a valid URL: {exc}")
         return
+    # urlsplit silently drops tabs and newlines, so look at the text itself.
     if any(char.isspace() or ord(char) < 0x20 for char in text) or not parts.scheme or not host:
         hint = " (an unrendered template?)" if "{" in text else ""
         report.error("url.invalid", pointer, f"{text!r} is not an absolute URL{hint}")
@@ -741,28 +741,28 @@ def _rule_snake_case(run: _Run) -> None:
                 )
 
 
-def _strings(root: Any) -> Iterator[tuple[str, str]]:
-    """Every string value with its pointer, in document order; iterative so depth never matters."""
-    stack: list[tuple[Any, str]] = [(root, "")]
+def _strings(root: Any) -> Iterator[tuple[str, list[str | int]]]:
+    """Every string value with its path, in document order; iterative so depth never matters.
+
+    Paths are key lists (pointers are built only for findings): cards can be large.
+    """
+    stack: list[tuple[Any, list[str | int]]] = [(root, [])]
     while stack:
-        value, pointer = stack.pop()
+        value, path = stack.pop()
         if isinstance(value, str):
-            yield value, pointer
-        elif isinstance(value, dict):
-            children = [(item, extend_pointer(pointer, key)) for key, item in value.items()]
-            stack.extend(reversed(children))
-        elif isinstance(value, list):
-            children = [(item, extend_pointer(pointer, i)) for i, item in enumerate(value)]
-            stack.extend(reversed(children))
+            yield value, path
+        elif isinstance(value, (dict, list)):
+            keys = list(value) if isinstance(value, dict) else list(range(len(value)))
+            stack.extend((value[key], [*path, key]) for key in reversed(keys))
 
 
 def _rule_templates(run: _Run) -> None:
-    for text, pointer in _strings(run.data):
+    for text, path in _strings(run.data):
         match = _TEMPLATE.search(text)
         if match:
             run.report.warning(
                 "card.unrendered-template",
-                pointer,
+                json_pointer(*path),
                 f"contains the unrendered template {match.group()[:80]!r}",
             )
 

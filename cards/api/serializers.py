@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.urls import reverse
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from cards.models import Agent, Extension, Skill
@@ -58,6 +59,13 @@ class ExtensionSerializer(serializers.ModelSerializer):
         fields = ["uri", "description", "required", "params"]
 
 
+@extend_schema_field(
+    {
+        "type": "object",
+        "nullable": True,
+        "properties": {"organization": {"type": "string"}, "url": {"type": "string"}},
+    }
+)
 class ProviderField(serializers.Field):
     def to_representation(self, agent: Agent) -> dict[str, str] | None:
         if not agent.provider_organization and not agent.provider_url:

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from cards.findings import Finding, counts, extend_pointer, json_pointer
+from cards import parsing
 from cards.parsing import ParsedDocument, detect_shape, normalise_card, parse_card_bytes
 
 SHARED = Path(__file__).resolve().parents[3] / "shared"
@@ -38,7 +39,11 @@ V1_CARD: dict[str, Any] = {
     "name": "Echo",
     "description": "Echoes",
     "supportedInterfaces": [
-        {"url": "https://echo.example.com/a2a", "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}
+        {
+            "url": "https://echo.example.com/a2a",
+            "protocolBinding": "JSONRPC",
+            "protocolVersion": "1.0",
+        }
     ],
     "version": "1.0.0",
     "capabilities": {},
@@ -222,7 +227,7 @@ def test_an_integer_too_long_to_convert_is_invalid_json_not_an_exception() -> No
 def test_parsing_never_raises_on_random_or_mangled_input() -> None:
     rng = random.Random(8785)
     seed = json.dumps(V1_CARD).encode()
-    samples: list[bytes] = [bytes(rng.randrange(256) for _ in range(rng.randrange(64))) for _ in range(300)]
+    samples = [bytes(rng.randrange(256) for _ in range(rng.randrange(64))) for _ in range(300)]
     for _ in range(300):
         mangled = bytearray(seed)
         for _ in range(rng.randrange(1, 6)):
@@ -234,12 +239,34 @@ def test_parsing_never_raises_on_random_or_mangled_input() -> None:
         assert doc.data is not None or any(f.severity == "error" for f in doc.findings)
 
 
+def test_a_parser_bug_becomes_a_finding_instead_of_an_exception(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def broken(raw: bytes, max_depth: int) -> None:
+        raise AssertionError("bug")
+
+    monkeypatch.setattr(parsing, "_decode_json", broken)
+
+    doc = parse_card_bytes(b"{}")
+
+    assert [(f.code, f.severity) for f in doc.findings] == [("parse.internal-error", "error")]
+    assert doc.data is None
+
+
+def test_bytearray_and_memoryview_input_are_read_like_bytes() -> None:
+    raw = json.dumps(V1_CARD).encode()
+
+    assert parse_card_bytes(bytearray(raw)).data == V1_CARD
+    assert parse_card_bytes(memoryview(raw)).raw == raw
+
+
 # --- JWS envelope -------------------------------------------------------------------------
 
 
 def envelope_for(payload: str, **extra: Any) -> bytes:
     protected = b64url(b'{"alg":"EdDSA","kid":"did:example:agent#key-1"}')
-    return json.dumps({"payload": payload, "protected": protected, "signature": "c2ln", **extra}).encode()
+    envelope = {"payload": payload, "protected": protected, "signature": "c2ln", **extra}
+    return json.dumps(envelope).encode()
 
 
 def test_an_envelope_is_opened_and_the_card_inside_is_parsed() -> None:
@@ -317,7 +344,7 @@ def test_a_card_with_a_signature_member_is_not_mistaken_for_an_envelope() -> Non
     ("data", "shape"),
     [
         ({"supportedInterfaces": []}, "v1.0"),
-        ({"supportedInterfaces": [], "url": "https://a.example", "protocolVersion": "0.3.0"}, "v1.0"),
+        ({"supportedInterfaces": [], "url": "https://a.example", "protocolVersion": "0.3"}, "v1.0"),
         ({"url": "https://a.example", "preferredTransport": "JSONRPC"}, "v0.3"),
         ({"url": "https://a.example", "additionalInterfaces": []}, "v0.3"),
         ({"url": "https://a.example", "protocolVersion": "0.3.0"}, "v0.3"),
@@ -337,8 +364,10 @@ def test_the_shape_comes_from_the_layout_not_the_declared_version(
 # Two corpus files are labelled "other" by hand although their layout is a card's: 011 is a
 # v1.0 fragment (name + supportedInterfaces) and 074 a v0.2 layout with snake_case keys.
 # Reading them as v1.0/v0.2 gives the more useful findings (missing fields, snake_case keys).
-MANIFEST_JUDGEMENT_CALLS = {"cards/011-a2a-docs-multitenancy-tenant.json": "v1.0",
-                            "cards/074-inference-gateway-static-snakecase.json": "v0.2"}
+MANIFEST_JUDGEMENT_CALLS = {
+    "cards/011-a2a-docs-multitenancy-tenant.json": "v1.0",
+    "cards/074-inference-gateway-static-snakecase.json": "v0.2",
+}
 
 
 @pytest.mark.needs_shared
@@ -359,22 +388,26 @@ def test_detected_shapes_agree_with_the_corpus_manifest() -> None:
 # --- normalisation ------------------------------------------------------------------------
 
 
+RPC, GRPC = "https://a.example/rpc", "https://a.example/grpc"
+OIDC = "https://id.example/.well-known/openid-configuration"
+
+
 def test_a_v03_card_is_normalised_to_the_v1_shape() -> None:
     data = {
         "name": "A",
-        "url": "https://a.example/rpc",
+        "url": RPC,
         "preferredTransport": "JSONRPC",
         "protocolVersion": "0.3.0",
         "additionalInterfaces": [
-            {"url": "https://a.example/rpc", "transport": "JSONRPC"},
-            {"url": "https://a.example/grpc", "transport": "GRPC"},
+            {"url": RPC, "transport": "JSONRPC"},
+            {"url": GRPC, "transport": "GRPC"},
         ],
         "supportsAuthenticatedExtendedCard": True,
         "capabilities": {"streaming": True, "stateTransitionHistory": True},
         "securitySchemes": {
             "key": {"type": "apiKey", "in": "header", "name": "X-Key", "description": "d"},
             "bearer": {"type": "http", "scheme": "bearer", "bearerFormat": "JWT"},
-            "oidc": {"type": "openIdConnect", "openIdConnectUrl": "https://id.example/.well-known"},
+            "oidc": {"type": "openIdConnect", "openIdConnectUrl": OIDC},
             "oauth": {"type": "oauth2", "flows": {}},
             "mtls": {"type": "mutualTLS"},
         },
@@ -391,16 +424,16 @@ def test_a_v03_card_is_normalised_to_the_v1_shape() -> None:
     assert card == {
         "name": "A",
         "supportedInterfaces": [
-            {"url": "https://a.example/rpc", "protocolBinding": "JSONRPC", "protocolVersion": "0.3.0"},
-            {"url": "https://a.example/grpc", "protocolBinding": "GRPC", "protocolVersion": "0.3.0"},
+            {"url": RPC, "protocolBinding": "JSONRPC", "protocolVersion": "0.3.0"},
+            {"url": GRPC, "protocolBinding": "GRPC", "protocolVersion": "0.3.0"},
         ],
         "capabilities": {"streaming": True, "extendedAgentCard": True},
         "securitySchemes": {
-            "key": {"apiKeySecurityScheme": {"location": "header", "name": "X-Key", "description": "d"}},
-            "bearer": {"httpAuthSecurityScheme": {"scheme": "bearer", "bearerFormat": "JWT"}},
-            "oidc": {
-                "openIdConnectSecurityScheme": {"openIdConnectUrl": "https://id.example/.well-known"}
+            "key": {
+                "apiKeySecurityScheme": {"location": "header", "name": "X-Key", "description": "d"}
             },
+            "bearer": {"httpAuthSecurityScheme": {"scheme": "bearer", "bearerFormat": "JWT"}},
+            "oidc": {"openIdConnectSecurityScheme": {"openIdConnectUrl": OIDC}},
             "oauth": {"oauth2SecurityScheme": {"flows": {}}},
             "mtls": {"mtlsSecurityScheme": {}},
         },
@@ -464,7 +497,9 @@ def test_v1_requirements_and_interfaces_in_draft_spellings_are_read_leniently() 
 
     card = normalise_card(data, "v1.0")
 
-    assert card["supportedInterfaces"] == [{"url": "https://a.example", "protocolBinding": "jsonrpc"}]
+    assert card["supportedInterfaces"] == [
+        {"url": "https://a.example", "protocolBinding": "jsonrpc"}
+    ]
     assert card["securityRequirements"] == [
         {"schemes": {"bearer": {"list": []}}},
         {"schemes": {"bearer": {"list": []}}},
@@ -507,7 +542,9 @@ def test_normalisation_tolerates_wrong_types_anywhere(key: str, value: Any) -> N
 
 
 def test_wrong_typed_extended_card_flags_stay_where_they_are_for_the_rules() -> None:
-    card = normalise_card({"url": "https://a.example", "supportsAuthenticatedExtendedCard": "yes"}, "v0.2")
+    data = {"url": "https://a.example", "supportsAuthenticatedExtendedCard": "yes"}
+
+    card = normalise_card(data, "v0.2")
 
     assert card["supportsAuthenticatedExtendedCard"] == "yes"
     assert "capabilities" not in card
@@ -529,7 +566,11 @@ def test_the_v03_spec_sample_normalises_like_the_v1_spec_sample() -> None:
     ]
     # The v0.3 sample declares 0.2.9; the declared value is kept, not replaced by a default.
     assert {i["protocolVersion"] for i in interfaces} == {"0.2.9"}
-    assert v03.card["capabilities"] == {"streaming": True, "pushNotifications": True, "extendedAgentCard": True}
+    assert v03.card["capabilities"] == {
+        "streaming": True,
+        "pushNotifications": True,
+        "extendedAgentCard": True,
+    }
     assert v03.card["securityRequirements"] == [
         {"schemes": {"google": {"list": ["openid", "profile", "email"]}}}
     ]

@@ -20,11 +20,14 @@ requires_corpus = pytest.mark.skipif(
     not CORPUS.is_dir(), reason=f"the card corpus is not at {CORPUS} (../shared is absent)"
 )
 
+AGENT = "https://agent.example.com/a2a"
+OIDC = "https://accounts.example.com/.well-known/openid-configuration"
+
 V1_CARD: dict[str, Any] = {
     "name": "Route Planner",
     "description": "Plans routes",
     "supportedInterfaces": [
-        {"url": "https://agent.example.com/a2a", "protocolBinding": "JSONRPC", "protocolVersion": "1.0"},
+        {"url": AGENT, "protocolBinding": "JSONRPC", "protocolVersion": "1.0"},
         {"url": "agent.example.com:443", "protocolBinding": "GRPC", "protocolVersion": "1.0"},
     ],
     "provider": {"organization": "Example", "url": "https://example.com"},
@@ -39,7 +42,7 @@ V1_CARD: dict[str, Any] = {
         ],
     },
     "securitySchemes": {
-        "google": {"openIdConnectSecurityScheme": {"openIdConnectUrl": "https://accounts.example.com"}},
+        "google": {"openIdConnectSecurityScheme": {"openIdConnectUrl": OIDC}},
         "key": {"apiKeySecurityScheme": {"location": "header", "name": "X-Key"}},
     },
     "securityRequirements": [{"schemes": {"google": {"list": ["openid"]}, "key": {}}}],
@@ -251,7 +254,18 @@ def test_v03_booleans_written_as_strings_are_wrong_types() -> None:
     assert found(findings) == {("card.wrong-type", "/supportsAuthenticatedExtendedCard")}
 
 
-WEIRD_VALUES: list[Any] = [None, True, -1, 2.5, "", "x", [], [None, 1, "x", [], {}], {}, {"a": {"b": []}}]
+WEIRD_VALUES: list[Any] = [
+    None,
+    True,
+    -1,
+    2.5,
+    "",
+    "x",
+    [],
+    [None, 1, "x", [], {}],
+    {},
+    {"a": {"b": []}},
+]
 ALL_KEYS = sorted(set(rules.CARD_FIELDS) | {"schemas", "authentication"})
 
 
@@ -267,11 +281,18 @@ def test_validation_never_raises_whatever_type_a_field_has(key: str, value: Any)
 def test_validation_never_raises_on_wrong_types_inside_nested_objects(value: Any) -> None:
     nested = card(
         V1_CARD,
-        supportedInterfaces=[value, {"url": value, "protocolBinding": value, "protocolVersion": value}],
+        supportedInterfaces=[
+            value,
+            {"url": value, "protocolBinding": value, "protocolVersion": value},
+        ],
         provider={"organization": value, "url": value},
         capabilities={"extensions": [value, {"uri": value, "required": value, "params": value}]},
-        securitySchemes={"a": value, "b": {"type": value}, "c": {"apiKeySecurityScheme": value},
-                         "d": {"oauth2SecurityScheme": {"flows": {"x": value, "y": {"tokenUrl": value}}}}},
+        securitySchemes={
+            "a": value,
+            "b": {"type": value},
+            "c": {"apiKeySecurityScheme": value},
+            "d": {"oauth2SecurityScheme": {"flows": {"x": value, "y": {"tokenUrl": value}}}},
+        },
         securityRequirements=[value, {"schemes": value}, {"schemes": {"a": value}}, {"a": value}],
         skills=[value, {"id": value, "tags": value, "inputModes": value, "security": [value]}],
         signatures=[value, {"protected": value, "header": value}],
@@ -300,7 +321,10 @@ def test_a_rule_that_breaks_is_reported_and_the_other_rules_still_run(
 
     findings = check(card(V1_CARD, version="latest"))
 
-    assert found(findings) == {("rules.internal-error", ""), ("card.version-not-semver", "/version")}
+    assert found(findings) == {
+        ("rules.internal-error", ""),
+        ("card.version-not-semver", "/version"),
+    }
 
 
 def test_findings_are_capped_so_a_hostile_card_cannot_flood_storage() -> None:
@@ -327,7 +351,9 @@ def test_duplicate_skill_ids_are_errors_on_the_later_skill() -> None:
     assert "/skills/0" in findings[0].message
 
 
-@pytest.mark.parametrize("skill_id", ["CodeReview", "code_review", "code--review", "-a", "a-", "café"])
+@pytest.mark.parametrize(
+    "skill_id", ["CodeReview", "code_review", "code--review", "-a", "a-", "café"]
+)
 def test_skill_ids_that_are_not_kebab_case_are_warnings(skill_id: str) -> None:
     skill = {**V1_CARD["skills"][0], "id": skill_id}
 
@@ -395,18 +421,27 @@ def test_every_kind_of_url_is_checked() -> None:
 
 def test_v1_interface_urls_and_scheme_urls_are_checked_too() -> None:
     interfaces = [{"url": "nope", "protocolBinding": "HTTP+JSON", "protocolVersion": "1.0"}]
-    schemes = {"g": {"openIdConnectSecurityScheme": {"openIdConnectUrl": "nope"}},
-               "d": {"oauth2SecurityScheme": {"flows": {"deviceCode": {
-                   "deviceAuthorizationUrl": "nope", "tokenUrl": "https://t.example", "scopes": {}}}}}}
+    device = {"deviceAuthorizationUrl": "nope", "tokenUrl": "https://t.example", "scopes": {}}
+    schemes = {
+        "g": {"openIdConnectSecurityScheme": {"openIdConnectUrl": "nope"}},
+        "d": {"oauth2SecurityScheme": {"flows": {"deviceCode": device}}},
+    }
+    skill = {**V1_CARD["skills"][0], "securityRequirements": []}
+    data = card(
+        V1_CARD,
+        supportedInterfaces=interfaces,
+        securitySchemes=schemes,
+        securityRequirements=...,
+        skills=[skill],
+    )
 
-    findings = check(card(V1_CARD, supportedInterfaces=interfaces, securitySchemes=schemes,
-                          securityRequirements=..., skills=[{**V1_CARD["skills"][0],
-                                                             "securityRequirements": []}]))
-
-    assert found(findings) == {
+    assert found(check(data)) == {
         ("url.invalid", "/supportedInterfaces/0/url"),
         ("url.invalid", "/securitySchemes/g/openIdConnectSecurityScheme/openIdConnectUrl"),
-        ("url.invalid", "/securitySchemes/d/oauth2SecurityScheme/flows/deviceCode/deviceAuthorizationUrl"),
+        (
+            "url.invalid",
+            "/securitySchemes/d/oauth2SecurityScheme/flows/deviceCode/deviceAuthorizationUrl",
+        ),
     }
 
 
@@ -418,7 +453,9 @@ def test_plain_http_is_a_warning_unless_http_is_allowed() -> None:
     assert check(data, allow_http=True) == []
 
 
-@pytest.mark.parametrize("url", ["ftp://files.example.com/card", "file:///etc/passwd", "javascript:alert(1)"])
+@pytest.mark.parametrize(
+    "url", ["ftp://files.example.com/card", "file:///etc/passwd", "javascript:alert(1)"]
+)
 def test_web_urls_must_be_http_or_https(url: str) -> None:
     findings = check(card(V1_CARD, iconUrl=url))
 
@@ -449,18 +486,21 @@ def test_private_loopback_and_link_local_hosts_are_errors(url: str) -> None:
 
 
 def test_allowed_networks_exempt_addresses_from_the_private_address_rule() -> None:
-    interfaces = [{"url": "http://127.0.0.1:8000/a2a", "protocolBinding": "JSONRPC",
-                   "protocolVersion": "1.0"}]
+    url = "http://127.0.0.1:8000/a2a"
+    interfaces = [{"url": url, "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}]
     data = card(V1_CARD, supportedInterfaces=interfaces)
     loopback = (ipaddress.ip_network("127.0.0.0/8"), ipaddress.ip_network("::1/128"))
+    other = (ipaddress.ip_network("10.0.0.0/8"),)
 
     assert check(data, allow_http=True, allowed_networks=loopback) == []
-    assert found(check(data, allow_http=True, allowed_networks=(ipaddress.ip_network("10.0.0.0/8"),))) == {
+    assert found(check(data, allow_http=True, allowed_networks=other)) == {
         ("url.private-address", "/supportedInterfaces/0/url")
     }
 
 
-@pytest.mark.parametrize("url", ["grpc.example.com:443", "[2606:4700::1111]:50051", "https://grpc.example.com/a2a"])
+@pytest.mark.parametrize(
+    "url", ["grpc.example.com:443", "[2606:4700::1111]:50051", "https://grpc.example.com/a2a"]
+)
 def test_grpc_interfaces_may_give_host_and_port_without_a_scheme(url: str) -> None:
     interfaces = [{"url": url, "protocolBinding": "GRPC", "protocolVersion": "1.0"}]
 
@@ -468,7 +508,8 @@ def test_grpc_interfaces_may_give_host_and_port_without_a_scheme(url: str) -> No
 
 
 def test_host_and_port_without_a_scheme_is_invalid_for_http_bindings() -> None:
-    interfaces = [{"url": "agent.example.com:443", "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}]
+    url = "agent.example.com:443"
+    interfaces = [{"url": url, "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}]
 
     assert found(check(card(V1_CARD, supportedInterfaces=interfaces))) == {
         ("url.invalid", "/supportedInterfaces/0/url")
@@ -490,7 +531,9 @@ def test_an_international_host_name_is_checked_in_its_ascii_form() -> None:
 # --- versions -----------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("version", ["1.0", "v1.0.0", "latest", "1.0.0.0", "01.2.3", "81c74b7c-d9be"])
+@pytest.mark.parametrize(
+    "version", ["1.0", "v1.0.0", "latest", "1.0.0.0", "01.2.3", "81c74b7c-d9be"]
+)
 def test_an_agent_version_that_is_not_semver_is_a_warning(version: str) -> None:
     findings = check(card(V1_CARD, version=version))
 
@@ -525,9 +568,11 @@ def test_a_declared_protocol_version_that_disagrees_with_the_layout_is_info() ->
 
 
 def test_invalid_media_types_in_any_mode_list_are_errors() -> None:
-    skill = {**V1_CARD["skills"][0], "inputModes": ["text/plain", "telepathy"], "outputModes": ["json"]}
+    skill = {**V1_CARD["skills"][0], "inputModes": ["text/plain", "telepathy"]}
+    skill["outputModes"] = ["json"]
+    data = card(V1_CARD, defaultInputModes=["text/"], defaultOutputModes=["a/b;c"], skills=[skill])
 
-    findings = check(card(V1_CARD, defaultInputModes=["text/"], defaultOutputModes=["a/b;c"], skills=[skill]))
+    findings = check(data)
 
     assert found(findings) == {
         ("mode.invalid", "/defaultInputModes/0"),
@@ -555,7 +600,9 @@ def test_unknown_bindings_are_warnings(binding: str) -> None:
 
     findings = check(card(V1_CARD, supportedInterfaces=interfaces))
 
-    assert found(findings) == {("interface.unknown-binding", "/supportedInterfaces/0/protocolBinding")}
+    assert found(findings) == {
+        ("interface.unknown-binding", "/supportedInterfaces/0/protocolBinding")
+    }
     assert severity_of(findings, "interface.unknown-binding") == {"warning"}
 
 
@@ -568,18 +615,22 @@ def test_lowercase_known_bindings_get_a_suggestion() -> None:
 
 
 def test_uri_bindings_are_custom_bindings_reported_as_info() -> None:
-    interfaces = [{"url": "wss://agent.example.com/ws", "protocolBinding": "https://example.com/bindings/ws",
-                   "protocolVersion": "1.0"}]
+    binding = "https://example.com/bindings/ws"
+    url = "wss://agent.example.com/ws"
+    interfaces = [{"url": url, "protocolBinding": binding, "protocolVersion": "1.0"}]
 
     findings = check(card(V1_CARD, supportedInterfaces=interfaces))
 
-    assert found(findings) == {("interface.custom-binding", "/supportedInterfaces/0/protocolBinding")}
+    assert found(findings) == {
+        ("interface.custom-binding", "/supportedInterfaces/0/protocolBinding")
+    }
     assert severity_of(findings, "interface.custom-binding") == {"info"}
 
 
 def test_v03_transport_fields_are_checked_as_bindings() -> None:
-    findings = check(card(V03_CARD, preferredTransport="REST",
-                          additionalInterfaces=[{"url": "wss://agent.example.com/ws", "transport": "websocket"}]))
+    websocket = {"url": "wss://agent.example.com/ws", "transport": "websocket"}
+
+    findings = check(card(V03_CARD, preferredTransport="REST", additionalInterfaces=[websocket]))
 
     assert found(findings) == {
         ("interface.unknown-binding", "/preferredTransport"),
@@ -590,6 +641,9 @@ def test_v03_transport_fields_are_checked_as_bindings() -> None:
 # --- extensions ---------------------------------------------------------------------------
 
 
+EXTENSION = "/capabilities/extensions/0"
+
+
 @pytest.mark.parametrize(
     ("extension", "expected"),
     [
@@ -597,9 +651,9 @@ def test_v03_transport_fields_are_checked_as_bindings() -> None:
         ({"description": "no uri"}, ("card.missing-field", "/capabilities/extensions/0/uri")),
         ({"uri": 7}, ("card.wrong-type", "/capabilities/extensions/0/uri")),
         ({"uri": ""}, ("card.empty-value", "/capabilities/extensions/0/uri")),
-        ({"uri": "urn:x", "required": "true"}, ("card.wrong-type", "/capabilities/extensions/0/required")),
-        ({"uri": "urn:x", "params": ["a"]}, ("card.wrong-type", "/capabilities/extensions/0/params")),
-        ({"uri": "urn:x", "description": 1}, ("card.wrong-type", "/capabilities/extensions/0/description")),
+        ({"uri": "urn:x", "required": "true"}, ("card.wrong-type", f"{EXTENSION}/required")),
+        ({"uri": "urn:x", "params": ["a"]}, ("card.wrong-type", f"{EXTENSION}/params")),
+        ({"uri": "urn:x", "description": 1}, ("card.wrong-type", f"{EXTENSION}/description")),
     ],
 )
 def test_malformed_extensions_are_errors(extension: Any, expected: tuple[str, str]) -> None:
@@ -626,14 +680,17 @@ def test_an_extension_declared_twice_is_a_warning() -> None:
     [
         ({"type": "basic"}, "/securitySchemes/s/type"),
         ({"bearer": {}}, "/securitySchemes/s"),
-        ({"httpAuthSecurityScheme": {"scheme": "Bearer"}, "mtlsSecurityScheme": {}}, "/securitySchemes/s"),
+        (
+            {"httpAuthSecurityScheme": {"scheme": "Bearer"}, "mtlsSecurityScheme": {}},
+            "/securitySchemes/s",
+        ),
     ],
 )
 def test_unknown_security_scheme_types_are_errors(scheme: dict[str, Any], pointer: str) -> None:
     findings = check(card(V1_CARD, securitySchemes={**V1_CARD["securitySchemes"], "s": scheme}))
 
-    assert found(findings) == {("security.unknown-scheme-type", pointer)}
-    assert severity_of(findings, "security.unknown-scheme-type") == {"error"}
+    errors = [f for f in findings if f.severity == "error"]
+    assert found(errors) == {("security.unknown-scheme-type", pointer)}
 
 
 @pytest.mark.parametrize(
@@ -643,7 +700,10 @@ def test_unknown_security_scheme_types_are_errors(scheme: dict[str, Any], pointe
         ({"type": "http"}, "/securitySchemes/s/scheme"),
         ({"type": "oauth2"}, "/securitySchemes/s/flows"),
         ({"type": "openIdConnect"}, "/securitySchemes/s/openIdConnectUrl"),
-        ({"apiKeySecurityScheme": {"location": "header"}}, "/securitySchemes/s/apiKeySecurityScheme/name"),
+        (
+            {"apiKeySecurityScheme": {"location": "header"}},
+            "/securitySchemes/s/apiKeySecurityScheme/name",
+        ),
         ({"httpAuthSecurityScheme": {}}, "/securitySchemes/s/httpAuthSecurityScheme/scheme"),
     ],
 )
@@ -654,16 +714,19 @@ def test_security_schemes_need_their_required_members(scheme: dict[str, Any], mi
 
 
 def test_an_api_key_location_outside_query_header_cookie_is_an_invalid_value() -> None:
-    schemes = {**V1_CARD["securitySchemes"], "key": {"apiKeySecurityScheme": {"location": "body", "name": "k"}}}
+    key = {"apiKeySecurityScheme": {"location": "body", "name": "k"}}
 
-    findings = check(card(V1_CARD, securitySchemes=schemes))
+    findings = check(card(V1_CARD, securitySchemes={**V1_CARD["securitySchemes"], "key": key}))
 
-    assert found(findings) == {("card.invalid-value", "/securitySchemes/key/apiKeySecurityScheme/location")}
+    assert found(findings) == {
+        ("card.invalid-value", "/securitySchemes/key/apiKeySecurityScheme/location")
+    }
     assert severity_of(findings, "card.invalid-value") == {"error"}
 
 
 def test_requirements_naming_undeclared_schemes_are_errors_in_either_form() -> None:
-    v1 = check(card(V1_CARD, securityRequirements=[{"schemes": {"google": {}, "nope": {"list": []}}}]))
+    requirement = {"schemes": {"google": {}, "nope": {"list": []}}}
+    v1 = check(card(V1_CARD, securityRequirements=[requirement]))
     v03 = check(card(V03_CARD, security=[{"bearer": [], "nope": []}]))
     skill = {**V03_CARD["skills"][0], "security": [{"ghost": []}]}
     in_skill = check(card(V03_CARD, skills=[skill]))
@@ -740,8 +803,14 @@ def test_snake_case_spellings_of_known_members_are_warnings_naming_the_camel_cas
     schemes = {**V1_CARD["securitySchemes"],
                "h": {"httpAuthSecurityScheme": {"scheme": "bearer", "bearer_format": "JWT"}}}
     skill = {**V1_CARD["skills"][0], "input_modes": ["text/plain"]}
-    data = card(V1_CARD, default_input_modes=["text/plain"], securitySchemes=schemes, skills=[skill],
-                capabilities={"push_notifications": True, "extensions": [{"uri": "urn:x", "params": {"max_rounds": 3}}]})
+    extension = {"uri": "urn:x", "params": {"max_rounds": 3}}  # params may be snake_case
+    data = card(
+        V1_CARD,
+        default_input_modes=["text/plain"],
+        securitySchemes=schemes,
+        skills=[skill],
+        capabilities={"push_notifications": True, "extensions": [extension]},
+    )
 
     findings = check(data)
 
@@ -755,7 +824,9 @@ def test_snake_case_spellings_of_known_members_are_warnings_naming_the_camel_cas
     assert any("'defaultInputModes'" in f.message for f in findings)
 
 
-@pytest.mark.parametrize("text", ["{{ protocol_version }}", "Agent ${AGENT_NAME}", "{% if x %}y{% endif %}"])
+@pytest.mark.parametrize(
+    "text", ["{{ protocol_version }}", "Agent ${AGENT_NAME}", "{% if x %}y{% endif %}"]
+)
 def test_unrendered_templates_in_strings_are_warnings(text: str) -> None:
     skill = {**V1_CARD["skills"][0], "examples": ["fine", text]}
 

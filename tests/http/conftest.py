@@ -135,8 +135,9 @@ class _Handler(BaseHTTPRequestHandler):
         path = self.path.split("?", 1)[0]
         sni = getattr(self.connection, "sni_seen", None)
         self.server.owner.seen.append(
-            SeenRequest(path=self.path, headers={k.lower(): v for k, v in self.headers.items()},
-                        sni=sni)
+            SeenRequest(
+                path=self.path, headers={k.lower(): v for k, v in self.headers.items()}, sni=sni
+            )
         )
         route = self.server.owner.routes.get(path)
         if route is None:
@@ -289,7 +290,7 @@ def pki(tmp_path_factory: pytest.TempPathFactory) -> TestPki:
     from cryptography.hazmat.primitives.asymmetric import ec
     from cryptography.x509.oid import NameOID
 
-    now = datetime.datetime.now(datetime.timezone.utc)
+    now = datetime.datetime.now(datetime.UTC)
     validity = (now - datetime.timedelta(hours=1), now + datetime.timedelta(days=1))
 
     ca_key = ec.generate_private_key(ec.SECP256R1())
@@ -305,9 +306,15 @@ def pki(tmp_path_factory: pytest.TempPathFactory) -> TestPki:
         .add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True)
         .add_extension(
             x509.KeyUsage(
-                digital_signature=False, content_commitment=False, key_encipherment=False,
-                data_encipherment=False, key_agreement=False, key_cert_sign=True,
-                crl_sign=True, encipher_only=False, decipher_only=False,
+                digital_signature=False,
+                content_commitment=False,
+                key_encipherment=False,
+                data_encipherment=False,
+                key_agreement=False,
+                key_cert_sign=True,
+                crl_sign=True,
+                encipher_only=False,
+                decipher_only=False,
             ),
             critical=True,
         )

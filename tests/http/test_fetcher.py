@@ -10,7 +10,7 @@ import socket
 import time
 import zlib
 from dataclasses import replace
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
 from http.server import BaseHTTPRequestHandler
 from typing import Any
@@ -194,8 +194,12 @@ def test_it_refuses_a_declared_length_over_the_cap_before_reading(
     server: TestServer, policy: FetchPolicy
 ) -> None:
     def huge(handler: BaseHTTPRequestHandler) -> None:
-        respond(handler, 200, b"{", {"Content-Type": "application/json",
-                                     "Content-Length": str(10 * 1024 * 1024)})
+        respond(
+            handler,
+            200,
+            b"{",
+            {"Content-Type": "application/json", "Content-Length": str(10 * 1024 * 1024)},
+        )
         time.sleep(2)  # a client that tried to read the body would hang here
 
     server.route("/card.json", huge)
@@ -259,8 +263,9 @@ def test_it_refuses_a_gzip_bomb_by_its_decoded_size(
     zeros = b"\0" * (1024 * 1024)
     bomb = b"".join(compressor.compress(zeros) for _ in range(16)) + compressor.flush()
     assert len(bomb) < policy.max_bytes  # small on the wire, 16 MiB decoded
-    server.raw("/card.json", bomb, headers={"Content-Type": "application/json",
-                                            "Content-Encoding": "gzip"})
+    server.raw(
+        "/card.json", bomb, headers={"Content-Type": "application/json", "Content-Encoding": "gzip"}
+    )
 
     error = fetch_error(server.url("/card.json"), policy)
 
@@ -269,8 +274,11 @@ def test_it_refuses_a_gzip_bomb_by_its_decoded_size(
 
 
 def test_it_decodes_gzip_bodies(server: TestServer, policy: FetchPolicy) -> None:
-    server.raw("/card.json", gzip.compress(json.dumps(CARD).encode()),
-               headers={"Content-Type": "application/json", "Content-Encoding": "gzip"})
+    server.raw(
+        "/card.json",
+        gzip.compress(json.dumps(CARD).encode()),
+        headers={"Content-Type": "application/json", "Content-Encoding": "gzip"},
+    )
 
     assert json.loads(fetch(server.url("/card.json"), policy=policy).body) == CARD
 
@@ -281,16 +289,22 @@ def test_it_decodes_deflate_bodies_with_or_without_the_zlib_wrapper(
 ) -> None:
     compressor = zlib.compressobj(6, zlib.DEFLATED, wbits)
     body = compressor.compress(json.dumps(CARD).encode()) + compressor.flush()
-    server.raw("/card.json", body,
-               headers={"Content-Type": "application/json", "Content-Encoding": "deflate"})
+    server.raw(
+        "/card.json",
+        body,
+        headers={"Content-Type": "application/json", "Content-Encoding": "deflate"},
+    )
 
     assert json.loads(fetch(server.url("/card.json"), policy=policy).body) == CARD
 
 
 def test_it_refuses_a_corrupt_gzip_body(server: TestServer, policy: FetchPolicy) -> None:
     truncated = gzip.compress(json.dumps(CARD).encode() * 50)[:-20]
-    server.raw("/card.json", truncated,
-               headers={"Content-Type": "application/json", "Content-Encoding": "gzip"})
+    server.raw(
+        "/card.json",
+        truncated,
+        headers={"Content-Type": "application/json", "Content-Encoding": "gzip"},
+    )
 
     assert fetch_error(server.url("/card.json"), policy).code == "decompression-failed"
 
@@ -298,8 +312,11 @@ def test_it_refuses_a_corrupt_gzip_body(server: TestServer, policy: FetchPolicy)
 def test_it_refuses_encodings_it_cannot_decode_with_a_cap(
     server: TestServer, policy: FetchPolicy
 ) -> None:
-    server.raw("/card.json", b"\x1b\x00", headers={"Content-Type": "application/json",
-                                                   "Content-Encoding": "br"})
+    server.raw(
+        "/card.json",
+        b"\x1b\x00",
+        headers={"Content-Type": "application/json", "Content-Encoding": "br"},
+    )
 
     error = fetch_error(server.url("/card.json"), policy)
 
@@ -352,9 +369,7 @@ def test_it_holds_the_deadline_while_a_read_is_waiting(
     assert time.monotonic() - started < 1.0
 
 
-def test_it_times_out_a_server_that_never_answers(
-    server: TestServer, policy: FetchPolicy
-) -> None:
+def test_it_times_out_a_server_that_never_answers(server: TestServer, policy: FetchPolicy) -> None:
     server.route("/card.json", lambda handler: time.sleep(1.5))
     slow = replace(policy, read_timeout=0.3)
 
@@ -429,9 +444,10 @@ def test_it_reports_503_as_transient_with_retry_after(
 def test_it_reports_429_as_transient_and_reads_an_http_date_retry_after(
     server: TestServer, policy: FetchPolicy
 ) -> None:
-    later = datetime.now(timezone.utc) + timedelta(minutes=10)
-    server.raw("/card.json", b"", status=429,
-               headers={"Retry-After": format_datetime(later, usegmt=True)})
+    later = datetime.now(UTC) + timedelta(minutes=10)
+    server.raw(
+        "/card.json", b"", status=429, headers={"Retry-After": format_datetime(later, usegmt=True)}
+    )
 
     error = fetch_error(server.url("/card.json"), policy)
 
@@ -447,8 +463,12 @@ def test_it_returns_not_modified_for_a_matching_etag(
         if handler.headers.get("If-None-Match") == '"v7"':
             respond(handler, 304, b"", {"ETag": '"v7"'})
         else:
-            respond(handler, 200, json.dumps(CARD).encode(),
-                    {"Content-Type": "application/json", "ETag": '"v7"'})
+            respond(
+                handler,
+                200,
+                json.dumps(CARD).encode(),
+                {"Content-Type": "application/json", "ETag": '"v7"'},
+            )
 
     server.route("/card.json", conditional)
 
@@ -586,8 +606,12 @@ def test_it_reports_a_server_speaking_nonsense_as_a_protocol_error(
 
 def test_it_reports_a_body_cut_short_as_transient(server: TestServer, policy: FetchPolicy) -> None:
     def cut(handler: BaseHTTPRequestHandler) -> None:
-        respond(handler, 200, b'{"name": ', {"Content-Type": "application/json",
-                                             "Content-Length": "100"})
+        respond(
+            handler,
+            200,
+            b'{"name": ',
+            {"Content-Type": "application/json", "Content-Length": "100"},
+        )
         handler.close_connection = True
 
     server.route("/card.json", cut)
@@ -739,21 +763,39 @@ def test_it_allows_any_port_on_exempt_loopback_hosts(policy: FetchPolicy) -> Non
 
 
 def test_it_shows_the_reason_as_the_error_text_and_survives_pickling() -> None:
-    error = FetchError("http-status", "the server answered 503", url="https://a.example/",
-                       transient=True, status=503, retry_after=30.0)
+    error = FetchError(
+        "http-status",
+        "the server answered 503",
+        url="https://a.example/",
+        transient=True,
+        status=503,
+        retry_after=30.0,
+    )
 
     copy = pickle.loads(pickle.dumps(error))
 
     assert str(error) == "the server answered 503"
     assert (copy.code, copy.reason, copy.url, copy.transient, copy.status, copy.retry_after) == (
-        "http-status", "the server answered 503", "https://a.example/", True, 503, 30.0
+        "http-status",
+        "the server answered 503",
+        "https://a.example/",
+        True,
+        503,
+        30.0,
     )
 
 
 @pytest.mark.parametrize(
     ("value", "expected"),
-    [("120", 120.0), ("0", 0.0), (None, None), ("", None), ("soon", None), ("-5", None),
-     ("Wed, 21 Oct 2015 07:28:00 GMT", 0.0)],
+    [
+        ("120", 120.0),
+        ("0", 0.0),
+        (None, None),
+        ("", None),
+        ("soon", None),
+        ("-5", None),
+        ("Wed, 21 Oct 2015 07:28:00 GMT", 0.0),
+    ],
 )
 def test_it_parses_retry_after_values(value: str | None, expected: float | None) -> None:
     assert parse_retry_after(value) == expected

@@ -1,0 +1,370 @@
+"""Seed N synthetic agents into a dedicated PostgreSQL database, as the real ingest would.
+
+    .venv/bin/python bench/seed.py -n 100000 \
+        --database-url postgres://postgres@127.0.0.1:5432/registry_bench_100k
+
+Each card (bench/synth.py) goes through the real ``cards.services.card_check`` (parse and
+validate) and ``cards.indexing.apply_summary``; the index rows are built with the indexer's own
+helpers (``_mode_rows``, ``normalise_tag``, ...) in the same order as ``index_card``, and written
+with ``bulk_create`` in batches, in parallel worker processes. After VACUUM ANALYZE, a random
+sample of agents is re-ingested through the real ``card_ingest`` inside a rolled-back
+transaction and every row is compared (``--verify``), so a drift between this fast path and the
+indexer fails the seed.
+
+The database is created if missing, migrated, and its registry tables are emptied first.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import multiprocessing
+import random
+import sys
+import time
+import uuid
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench import synth  # noqa: E402
+from bench._common import DEFAULT_DATABASE_URL, ensure_database, setup_django  # noqa: E402
+
+TABLES = ("cards_mode", "cards_skilltag", "cards_skill", "cards_extension", "cards_snapshot",
+          "cards_agent")
+EPOCH = datetime(2025, 1, 1, tzinfo=UTC)
+NOW = datetime(2025, 11, 1, tzinfo=UTC)
+
+
+# --- building the rows of one agent --------------------------------------------------------
+
+
+def build_agent(index: int, seed: int, n_total: int, with_snapshot: bool) -> tuple[Any, ...]:
+    """(agent, snapshot|None, skills, tags, modes, extensions) for synthetic agent ``index``.
+
+    Mirrors cards.services.card_ingest + cards.indexing.index_card without touching the database.
+    """
+    from cards.findings import counts
+    from cards.indexing import (
+        _mode_rows,
+        apply_summary,
+        as_dict,
+        as_list,
+        clip,
+        normalise_tag,
+        string_items,
+    )
+    from cards.models import Agent, Extension, Mode, Skill, SkillTag, Snapshot
+    from cards.services import card_check
+
+    rng = random.Random(seed * 7919 + index)
+    raw = synth.card_bytes(seed, index)
+    origin = synth.agent_origin(seed, index)
+    card_url = origin + "/.well-known/agent-card.json"
+    started = time.monotonic()
+    report = card_check(raw=raw)
+    card = report.card
+    assert card is not None, "synthetic cards always parse"
+    sha256 = hashlib.sha256(raw).hexdigest()
+
+    # Submitted over ~10 months, in index order; crawled at some point of the last 6 hours.
+    created = EPOCH + (NOW - EPOCH) * (index / max(1, n_total)) + timedelta(
+        seconds=rng.uniform(0, 60)
+    )
+    crawled = NOW - timedelta(seconds=rng.uniform(0, 6 * 3600))
+    agent = Agent(
+        id=uuid.UUID(int=rng.getrandbits(128), version=4),
+        url=origin,
+        discover=True,
+        card_url=card_url,
+        created_at=created,
+    )
+    apply_summary(agent, card)
+    findings = [f.as_dict() for f in report.findings]
+    tally = counts(report.findings)
+    agent.content_sha256 = sha256
+    agent.shape = report.parsed.shape
+    agent.findings = findings
+    agent.error_count, agent.warning_count, agent.info_count = (
+        tally["error"], tally["warning"], tally["info"]
+    )
+    agent.valid = report.valid
+    agent.status = Agent.Status.OK
+    agent.last_error = ""
+    agent.last_error_code = ""
+    agent.last_success_at = crawled
+    agent.last_crawled_at = crawled
+    agent.last_http_status = 200
+    agent.fetch_ms = rng.uniform(40, 400)
+    agent.etag = ""
+    agent.last_modified = ""
+    agent.next_crawl_at = crawled + timedelta(hours=6)
+
+    snapshot = None
+    if with_snapshot:
+        snapshot = Snapshot(
+            agent=agent,
+            sha256=sha256,
+            raw=raw,
+            content_type="application/json",
+            card_url=card_url,
+            data=report.parsed.data,
+            card=card,
+            shape=report.parsed.shape,
+            findings=findings,
+            fetched_at=crawled,
+        )
+
+    # --- index_card, statement by statement ---
+    default_in = string_items(card.get("defaultInputModes"))
+    default_out = string_items(card.get("defaultOutputModes"))
+    modes = _mode_rows(agent, None, Mode.Direction.INPUT, default_in)
+    modes += _mode_rows(agent, None, Mode.Direction.OUTPUT, default_out)
+    skills: list[Any] = []
+    for position, raw_skill in enumerate(as_list(card.get("skills"))):
+        if not isinstance(raw_skill, dict):
+            continue
+        inputs = string_items(raw_skill.get("inputModes")) or default_in
+        outputs = string_items(raw_skill.get("outputModes")) or default_out
+        skills.append(
+            Skill(
+                agent=agent,
+                position=position,
+                skill_id=clip(raw_skill.get("id"), 512),
+                name=clip(raw_skill.get("name"), 512),
+                description=clip(raw_skill.get("description"), 20000),
+                tags=string_items(raw_skill.get("tags"))[:100],
+                examples=string_items(raw_skill.get("examples"))[:100],
+                input_modes=inputs,
+                output_modes=outputs,
+            )
+        )
+    tags: list[Any] = []
+    for skill in skills:
+        seen: set[str] = set()
+        for tag in skill.tags:
+            norm = normalise_tag(tag)
+            if norm and norm not in seen:
+                seen.add(norm)
+                tags.append(SkillTag(agent=agent, skill=skill, tag=norm))
+        modes += _mode_rows(agent, skill, Mode.Direction.INPUT, skill.input_modes)
+        modes += _mode_rows(agent, skill, Mode.Direction.OUTPUT, skill.output_modes)
+    extensions: list[Any] = []
+    capabilities = as_dict(card.get("capabilities"))
+    for position, raw_ext in enumerate(as_list(capabilities.get("extensions"))):
+        if not isinstance(raw_ext, dict) or not isinstance(raw_ext.get("uri"), str):
+            continue
+        if not raw_ext["uri"]:
+            continue
+        params = raw_ext.get("params")
+        extensions.append(
+            Extension(
+                agent=agent,
+                position=position,
+                uri=raw_ext["uri"][:2048],
+                description=clip(raw_ext.get("description"), 5000),
+                required=raw_ext.get("required") is True,
+                params=params if isinstance(params, dict) else None,
+            )
+        )
+    agent.process_ms = (time.monotonic() - started) * 1000
+    return agent, snapshot, skills, tags, modes, extensions
+
+
+def _seed_range(args: tuple[str, int, int, int, int, int, bool]) -> dict[str, int]:
+    database_url, seed, start, stop, n_total, batch, with_snapshots = args
+    setup_django(database_url)
+    from django.db import transaction
+
+    from cards.models import Agent, Extension, Mode, Skill, SkillTag, Snapshot
+
+    # Seeded agents carry a spread of submission times; auto_now_add would stamp them all now.
+    Agent._meta.get_field("created_at").auto_now_add = False
+    totals = dict(agents=0, skills=0, tags=0, modes=0, extensions=0, snapshots=0)
+    last_report = time.monotonic()
+    for lo in range(start, stop, batch):
+        hi = min(stop, lo + batch)
+        agents, snapshots, skills, tags, modes, extensions = [], [], [], [], [], []
+        for index in range(lo, hi):
+            agent, snapshot, s, t, m, e = build_agent(index, seed, n_total, with_snapshots)
+            agents.append(agent)
+            if snapshot is not None:
+                snapshots.append(snapshot)
+            skills += s
+            tags += t
+            modes += m
+            extensions += e
+        with transaction.atomic():
+            # Foreign keys are DEFERRABLE INITIALLY DEFERRED: snapshots may go in before their
+            # agents (whose UUIDs are already known), which gives their ids to latest_snapshot.
+            if snapshots:
+                Snapshot.objects.bulk_create(snapshots, batch_size=1000)
+                for snapshot in snapshots:
+                    snapshot.agent.latest_snapshot = snapshot
+            Agent.objects.bulk_create(agents, batch_size=2000)
+            Skill.objects.bulk_create(skills, batch_size=5000)
+            SkillTag.objects.bulk_create(tags, batch_size=5000)
+            Mode.objects.bulk_create(modes, batch_size=5000)
+            Extension.objects.bulk_create(extensions, batch_size=5000)
+        for key, rows in (("agents", agents), ("skills", skills), ("tags", tags), ("modes", modes),
+                          ("extensions", extensions), ("snapshots", snapshots)):
+            totals[key] += len(rows)
+        if time.monotonic() - last_report > 10:
+            last_report = time.monotonic()
+            print(f"  worker {start}-{stop}: {totals['agents']} agents", flush=True)
+    return totals
+
+
+# --- checking the fast path against the real ingest ----------------------------------------
+
+
+def _dump(agent_id: Any, with_snapshot: bool) -> dict[str, Any]:
+    from cards.models import Agent, Extension, Mode, Skill, SkillTag
+
+    agent = Agent.objects.get(pk=agent_id)
+    fields = (
+        "url", "discover", "card_url", "status", "last_error", "last_error_code",
+        "last_http_status", "etag", "last_modified", "shape", "name", "description", "version",
+        "provider_organization", "provider_url", "documentation_url", "icon_url", "streaming",
+        "push_notifications", "extended_card", "interfaces", "valid", "error_count",
+        "warning_count", "info_count", "findings", "search_text", "content_sha256",
+    )
+    positions = dict(Skill.objects.filter(agent=agent).values_list("id", "position"))
+    out: dict[str, Any] = {
+        "agent": {name: getattr(agent, name) for name in fields},
+        "skills": list(
+            Skill.objects.filter(agent=agent).order_by("position").values_list(
+                "position", "skill_id", "name", "description", "tags", "examples",
+                "input_modes", "output_modes",
+            )
+        ),
+        "tags": sorted(
+            (positions[s], t) for s, t in SkillTag.objects.filter(agent=agent).values_list(
+                "skill_id", "tag")
+        ),
+        "modes": sorted(
+            (-1 if s is None else positions[s], d, mt, e, sc or "", json.dumps(p, sort_keys=True))
+            for s, d, mt, e, sc, p in Mode.objects.filter(agent=agent).values_list(
+                "skill_id", "direction", "media_type", "essence", "schema", "params")
+        ),
+        "extensions": list(
+            Extension.objects.filter(agent=agent).order_by("position").values_list(
+                "position", "uri", "description", "required", "params")
+        ),
+    }
+    # Null schemas are compared as "" above only for sorting; keep the null-ness too.
+    out["null_schemas"] = Mode.objects.filter(agent=agent, schema__isnull=True).count()
+    if with_snapshot and agent.latest_snapshot is not None:
+        snap = agent.latest_snapshot
+        out["snapshot"] = (snap.sha256, bytes(snap.raw), snap.content_type, snap.card_url,
+                           snap.data, snap.card, snap.shape, snap.findings)
+    return out
+
+
+def verify(seed: int, sample: list[int], with_snapshots: bool) -> int:
+    """Re-ingest ``sample`` through the real card_ingest (rolled back); count mismatches."""
+    from django.db import transaction
+
+    from cards.models import Agent, Snapshot
+    from cards.services import card_ingest
+    from registry.http.fetcher import FetchResult
+
+    bad = 0
+    for index in sample:
+        origin = synth.agent_origin(seed, index)
+        agent_id = Agent.objects.only("id").get(url=origin).pk
+        seeded = _dump(agent_id, with_snapshots)
+        raw = synth.card_bytes(seed, index)
+        with transaction.atomic():
+            Agent.objects.filter(pk=agent_id).update(latest_snapshot=None, content_sha256="")
+            Snapshot.objects.filter(agent_id=agent_id).delete()
+            result = FetchResult(
+                url=origin + "/.well-known/agent-card.json", status=200,
+                headers={"content-type": "application/json"}, body=raw,
+                content_type="application/json",
+            )
+            outcome = card_ingest(agent_id=agent_id, result=result, fetch_ms=1.0)
+            real = _dump(agent_id, with_snapshots)
+            transaction.set_rollback(True)
+        if outcome != "stored" or real != seeded:
+            bad += 1
+            diff = [k for k in real if real.get(k) != seeded.get(k)]
+            if isinstance(real.get("agent"), dict):
+                diff += [f"agent.{k}" for k in real["agent"]
+                         if real["agent"][k] != seeded["agent"].get(k)]
+            print(f"  MISMATCH agent {index}: outcome={outcome} differs in {diff}")
+    return bad
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("-n", "--agents", type=int, default=10_000)
+    parser.add_argument("--database-url", default=DEFAULT_DATABASE_URL)
+    parser.add_argument("--seed", type=int, default=1, help="random seed of the synthetic cards")
+    parser.add_argument("--workers", type=int, default=max(1, min(4, multiprocessing.cpu_count())))
+    parser.add_argument("--batch", type=int, default=500, help="agents per transaction")
+    parser.add_argument("--no-snapshots", action="store_true",
+                        help="skip Snapshot rows (raw/data/card); search never reads them")
+    parser.add_argument("--verify", type=int, default=100,
+                        help="agents re-ingested through card_ingest and compared (0: none)")
+    args = parser.parse_args()
+    with_snapshots = not args.no_snapshots
+
+    t0 = time.monotonic()
+    ensure_database(args.database_url)
+    setup_django(args.database_url)
+    from django.core.management import call_command
+    from django.db import connection
+
+    call_command("migrate", verbosity=0, interactive=False)
+    with connection.cursor() as cur:
+        cur.execute(f"TRUNCATE {', '.join(TABLES)} RESTART IDENTITY CASCADE")
+    connection.close()
+
+    n = args.agents
+    workers = max(1, min(args.workers, n // max(1, args.batch) or 1))
+    bounds = [n * k // workers for k in range(workers + 1)]
+    jobs = [(args.database_url, args.seed, bounds[k], bounds[k + 1], n, args.batch, with_snapshots)
+            for k in range(workers)]
+    print(f"seeding {n} agents with {workers} worker processes"
+          f"{'' if with_snapshots else ' (no snapshots)'} ...", flush=True)
+    t1 = time.monotonic()
+    ctx = multiprocessing.get_context("spawn")
+    with ctx.Pool(workers) as pool:
+        results = pool.map(_seed_range, jobs)
+    totals = {key: sum(r[key] for r in results) for key in results[0]}
+    t2 = time.monotonic()
+    print(f"inserted in {t2 - t1:.1f}s: " + ", ".join(f"{v} {k}" for k, v in totals.items()))
+
+    with connection.cursor() as cur:
+        # A loaded database is vacuumed in steady state (autovacuum); without the visibility
+        # map, index-only scans would visit the heap and the numbers would be pessimistic.
+        cur.execute("VACUUM (ANALYZE)")
+    t3 = time.monotonic()
+    print(f"VACUUM ANALYZE in {t3 - t2:.1f}s")
+
+    bad = 0
+    if args.verify:
+        sample = random.Random(args.seed).sample(range(n), min(args.verify, n))
+        bad = verify(args.seed, sample, with_snapshots)
+        print(f"verified {len(sample)} agents against cards.services.card_ingest: "
+              f"{len(sample) - bad} identical, {bad} different")
+    with connection.cursor() as cur:
+        cur.execute(
+            "SELECT relname, n_live_tup, pg_size_pretty(pg_total_relation_size(relid)) "
+            "FROM pg_stat_user_tables WHERE relname LIKE 'cards_%' ORDER BY relname"
+        )
+        for name, rows, size in cur.fetchall():
+            print(f"  {name:18} {rows:>10} rows {size:>10}")
+        cur.execute("SELECT pg_size_pretty(pg_database_size(current_database()))")
+        print(f"  database size {cur.fetchone()[0]}")
+    print(f"total {time.monotonic() - t0:.1f}s")
+    if bad:
+        raise SystemExit(1)
+
+
+if __name__ == "__main__":
+    main()
