@@ -30,8 +30,7 @@ services:
 
 ## test: set up everything and run the suite on PostgreSQL and Redis
 test: $(STAMP) services
-	DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL) DJANGO_SECRET_KEY=test-only-secret \
-	  $(PY) manage.py makemigrations --check --dry-run
+	env -u DATABASE_URL -u REDIS_URL $(PY) manage.py makemigrations --check --dry-run
 	DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL) DJANGO_SECRET_KEY=test-only-secret \
 	  CELERY_TASK_ALWAYS_EAGER=true $(PY) -m pytest $(PYTEST_ARGS)
 

@@ -33,8 +33,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench import synth  # noqa: E402
 from bench._common import DEFAULT_DATABASE_URL, ensure_database, setup_django  # noqa: E402
 
-TABLES = ("cards_mode", "cards_skilltag", "cards_skill", "cards_extension", "cards_snapshot",
-          "cards_agent")
+TABLES = (
+    "cards_mode",
+    "cards_skilltag",
+    "cards_skill",
+    "cards_extension",
+    "cards_snapshot",
+    "cards_agent",
+)
 EPOCH = datetime(2025, 1, 1, tzinfo=UTC)
 NOW = datetime(2025, 11, 1, tzinfo=UTC)
 
@@ -71,8 +77,8 @@ def build_agent(index: int, seed: int, n_total: int, with_snapshot: bool) -> tup
     sha256 = hashlib.sha256(raw).hexdigest()
 
     # Submitted over ~10 months, in index order; crawled at some point of the last 6 hours.
-    created = EPOCH + (NOW - EPOCH) * (index / max(1, n_total)) + timedelta(
-        seconds=rng.uniform(0, 60)
+    created = (
+        EPOCH + (NOW - EPOCH) * (index / max(1, n_total)) + timedelta(seconds=rng.uniform(0, 60))
     )
     crawled = NOW - timedelta(seconds=rng.uniform(0, 6 * 3600))
     agent = Agent(
@@ -89,7 +95,9 @@ def build_agent(index: int, seed: int, n_total: int, with_snapshot: bool) -> tup
     agent.shape = report.parsed.shape
     agent.findings = findings
     agent.error_count, agent.warning_count, agent.info_count = (
-        tally["error"], tally["warning"], tally["info"]
+        tally["error"],
+        tally["warning"],
+        tally["info"],
     )
     agent.valid = report.valid
     agent.status = Agent.Status.OK
@@ -209,8 +217,14 @@ def _seed_range(args: tuple[str, int, int, int, int, int, bool]) -> dict[str, in
             SkillTag.objects.bulk_create(tags, batch_size=5000)
             Mode.objects.bulk_create(modes, batch_size=5000)
             Extension.objects.bulk_create(extensions, batch_size=5000)
-        for key, rows in (("agents", agents), ("skills", skills), ("tags", tags), ("modes", modes),
-                          ("extensions", extensions), ("snapshots", snapshots)):
+        for key, rows in (
+            ("agents", agents),
+            ("skills", skills),
+            ("tags", tags),
+            ("modes", modes),
+            ("extensions", extensions),
+            ("snapshots", snapshots),
+        ):
             totals[key] += len(rows)
         if time.monotonic() - last_report > 10:
             last_report = time.monotonic()
@@ -226,41 +240,82 @@ def _dump(agent_id: Any, with_snapshot: bool) -> dict[str, Any]:
 
     agent = Agent.objects.get(pk=agent_id)
     fields = (
-        "url", "discover", "card_url", "status", "last_error", "last_error_code",
-        "last_http_status", "etag", "last_modified", "shape", "name", "description", "version",
-        "provider_organization", "provider_url", "documentation_url", "icon_url", "streaming",
-        "push_notifications", "extended_card", "interfaces", "valid", "error_count",
-        "warning_count", "info_count", "findings", "search_text", "content_sha256",
+        "url",
+        "discover",
+        "card_url",
+        "status",
+        "last_error",
+        "last_error_code",
+        "last_http_status",
+        "etag",
+        "last_modified",
+        "shape",
+        "name",
+        "description",
+        "version",
+        "provider_organization",
+        "provider_url",
+        "documentation_url",
+        "icon_url",
+        "streaming",
+        "push_notifications",
+        "extended_card",
+        "interfaces",
+        "valid",
+        "error_count",
+        "warning_count",
+        "info_count",
+        "findings",
+        "search_text",
+        "content_sha256",
     )
     positions = dict(Skill.objects.filter(agent=agent).values_list("id", "position"))
     out: dict[str, Any] = {
         "agent": {name: getattr(agent, name) for name in fields},
         "skills": list(
-            Skill.objects.filter(agent=agent).order_by("position").values_list(
-                "position", "skill_id", "name", "description", "tags", "examples",
-                "input_modes", "output_modes",
+            Skill.objects.filter(agent=agent)
+            .order_by("position")
+            .values_list(
+                "position",
+                "skill_id",
+                "name",
+                "description",
+                "tags",
+                "examples",
+                "input_modes",
+                "output_modes",
             )
         ),
         "tags": sorted(
-            (positions[s], t) for s, t in SkillTag.objects.filter(agent=agent).values_list(
-                "skill_id", "tag")
+            (positions[s], t)
+            for s, t in SkillTag.objects.filter(agent=agent).values_list("skill_id", "tag")
         ),
         "modes": sorted(
             (-1 if s is None else positions[s], d, mt, e, sc or "", json.dumps(p, sort_keys=True))
             for s, d, mt, e, sc, p in Mode.objects.filter(agent=agent).values_list(
-                "skill_id", "direction", "media_type", "essence", "schema", "params")
+                "skill_id", "direction", "media_type", "essence", "schema", "params"
+            )
         ),
         "extensions": list(
-            Extension.objects.filter(agent=agent).order_by("position").values_list(
-                "position", "uri", "description", "required", "params")
+            Extension.objects.filter(agent=agent)
+            .order_by("position")
+            .values_list("position", "uri", "description", "required", "params")
         ),
     }
     # Null schemas are compared as "" above only for sorting; keep the null-ness too.
     out["null_schemas"] = Mode.objects.filter(agent=agent, schema__isnull=True).count()
     if with_snapshot and agent.latest_snapshot is not None:
         snap = agent.latest_snapshot
-        out["snapshot"] = (snap.sha256, bytes(snap.raw), snap.content_type, snap.card_url,
-                           snap.data, snap.card, snap.shape, snap.findings)
+        out["snapshot"] = (
+            snap.sha256,
+            bytes(snap.raw),
+            snap.content_type,
+            snap.card_url,
+            snap.data,
+            snap.card,
+            snap.shape,
+            snap.findings,
+        )
     return out
 
 
@@ -282,8 +337,10 @@ def verify(seed: int, sample: list[int], with_snapshots: bool) -> int:
             Agent.objects.filter(pk=agent_id).update(latest_snapshot=None, content_sha256="")
             Snapshot.objects.filter(agent_id=agent_id).delete()
             result = FetchResult(
-                url=origin + "/.well-known/agent-card.json", status=200,
-                headers={"content-type": "application/json"}, body=raw,
+                url=origin + "/.well-known/agent-card.json",
+                status=200,
+                headers={"content-type": "application/json"},
+                body=raw,
                 content_type="application/json",
             )
             outcome = card_ingest(agent_id=agent_id, result=result, fetch_ms=1.0)
@@ -293,8 +350,11 @@ def verify(seed: int, sample: list[int], with_snapshots: bool) -> int:
             bad += 1
             diff = [k for k in real if real.get(k) != seeded.get(k)]
             if isinstance(real.get("agent"), dict):
-                diff += [f"agent.{k}" for k in real["agent"]
-                         if real["agent"][k] != seeded["agent"].get(k)]
+                diff += [
+                    f"agent.{k}"
+                    for k in real["agent"]
+                    if real["agent"][k] != seeded["agent"].get(k)
+                ]
             print(f"  MISMATCH agent {index}: outcome={outcome} differs in {diff}")
     return bad
 
@@ -306,10 +366,17 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=1, help="random seed of the synthetic cards")
     parser.add_argument("--workers", type=int, default=max(1, min(4, multiprocessing.cpu_count())))
     parser.add_argument("--batch", type=int, default=500, help="agents per transaction")
-    parser.add_argument("--no-snapshots", action="store_true",
-                        help="skip Snapshot rows (raw/data/card); search never reads them")
-    parser.add_argument("--verify", type=int, default=100,
-                        help="agents re-ingested through card_ingest and compared (0: none)")
+    parser.add_argument(
+        "--no-snapshots",
+        action="store_true",
+        help="skip Snapshot rows (raw/data/card); search never reads them",
+    )
+    parser.add_argument(
+        "--verify",
+        type=int,
+        default=100,
+        help="agents re-ingested through card_ingest and compared (0: none)",
+    )
     args = parser.parse_args()
     with_snapshots = not args.no_snapshots
 
@@ -327,10 +394,15 @@ def main() -> None:
     n = args.agents
     workers = max(1, min(args.workers, n // max(1, args.batch) or 1))
     bounds = [n * k // workers for k in range(workers + 1)]
-    jobs = [(args.database_url, args.seed, bounds[k], bounds[k + 1], n, args.batch, with_snapshots)
-            for k in range(workers)]
-    print(f"seeding {n} agents with {workers} worker processes"
-          f"{'' if with_snapshots else ' (no snapshots)'} ...", flush=True)
+    jobs = [
+        (args.database_url, args.seed, bounds[k], bounds[k + 1], n, args.batch, with_snapshots)
+        for k in range(workers)
+    ]
+    print(
+        f"seeding {n} agents with {workers} worker processes"
+        f"{'' if with_snapshots else ' (no snapshots)'} ...",
+        flush=True,
+    )
     t1 = time.monotonic()
     ctx = multiprocessing.get_context("spawn")
     with ctx.Pool(workers) as pool:
@@ -350,8 +422,10 @@ def main() -> None:
     if args.verify:
         sample = random.Random(args.seed).sample(range(n), min(args.verify, n))
         bad = verify(args.seed, sample, with_snapshots)
-        print(f"verified {len(sample)} agents against cards.services.card_ingest: "
-              f"{len(sample) - bad} identical, {bad} different")
+        print(
+            f"verified {len(sample)} agents against cards.services.card_ingest: "
+            f"{len(sample) - bad} identical, {bad} different"
+        )
     with connection.cursor() as cur:
         cur.execute(
             "SELECT relname, n_live_tup, pg_size_pretty(pg_total_relation_size(relid)) "

@@ -76,9 +76,7 @@ ADJECTIVES: tuple[str, ...] = tuple(
     automated intelligent lightweight compliant interactive detailed concise structured
     """.split()
 )
-QUERY_WORDS: tuple[str, ...] = tuple(
-    w for w in TAGS + NOUNS if "-" not in w and len(w) > 3
-)
+QUERY_WORDS: tuple[str, ...] = tuple(w for w in TAGS + NOUNS if "-" not in w and len(w) > 3)
 
 _ORG_FIRST = (
     "North South East West Blue Green Red Silver Golden Bright Clear Swift Quantum Atlas "
@@ -93,30 +91,89 @@ _ORG_SUFFIX = ("Inc.", "Ltd", "GmbH", "LLC", "Labs", "AI", "Corp.", "Technologie
 _TLDS = ("com", "ai", "io", "dev", "net", "co", "org", "app")
 
 _SCHEMA_AREAS = (
-    "billing", "orders", "crm", "hr", "geo", "health", "finance", "support", "docs", "media",
-    "travel", "iot", "security", "devops", "legal", "retail", "edu", "energy", "logistics", "ml",
+    "billing",
+    "orders",
+    "crm",
+    "hr",
+    "geo",
+    "health",
+    "finance",
+    "support",
+    "docs",
+    "media",
+    "travel",
+    "iot",
+    "security",
+    "devops",
+    "legal",
+    "retail",
+    "edu",
+    "energy",
+    "logistics",
+    "ml",
 )
 _SCHEMA_ENTITIES = (
-    "Invoice", "Order", "Customer", "Ticket", "Route", "Location", "Report", "Document",
-    "Payment", "Shipment", "Patient", "Claim", "Forecast", "Alert", "Booking", "Quote",
-    "Contract", "Event", "Metric", "Image", "Transcript", "Query", "Answer", "Summary",
-    "Product", "Review", "Account", "Device", "Reading", "Task",
+    "Invoice",
+    "Order",
+    "Customer",
+    "Ticket",
+    "Route",
+    "Location",
+    "Report",
+    "Document",
+    "Payment",
+    "Shipment",
+    "Patient",
+    "Claim",
+    "Forecast",
+    "Alert",
+    "Booking",
+    "Quote",
+    "Contract",
+    "Event",
+    "Metric",
+    "Image",
+    "Transcript",
+    "Query",
+    "Answer",
+    "Summary",
+    "Product",
+    "Review",
+    "Account",
+    "Device",
+    "Reading",
+    "Task",
 )
 _SCHEMA_KINDS = ("Request", "Response", "Result", "Input", "Output")
 
 EXTENSION_URIS: tuple[str, ...] = tuple(
-    [f"https://a2a-extensions.{d}/{name}/v{v}"
-     for d, name, v in itertools.islice(
-         itertools.product(
-             ("org", "dev"),
-             ("traceability", "timestamp", "secure-passport", "agentic-commerce", "receipts",
-              "scoped-auth", "delegation", "cost-estimate", "rate-limits", "provenance",
-              "geo-fence", "pii-redaction", "human-in-the-loop", "streaming-artifacts",
-              "multi-tenant"),
-             (1, 2),
-         ),
-         60,
-     )]
+    [
+        f"https://a2a-extensions.{d}/{name}/v{v}"
+        for d, name, v in itertools.islice(
+            itertools.product(
+                ("org", "dev"),
+                (
+                    "traceability",
+                    "timestamp",
+                    "secure-passport",
+                    "agentic-commerce",
+                    "receipts",
+                    "scoped-auth",
+                    "delegation",
+                    "cost-estimate",
+                    "rate-limits",
+                    "provenance",
+                    "geo-fence",
+                    "pii-redaction",
+                    "human-in-the-loop",
+                    "streaming-artifacts",
+                    "multi-tenant",
+                ),
+                (1, 2),
+            ),
+            60,
+        )
+    ]
 )
 
 
@@ -162,8 +219,13 @@ def _organizations() -> list[str]:
     rng = random.Random(777)
     orgs = {
         " ".join(
-            filter(None, [a + b.capitalize() if rng.random() < 0.6 else f"{a} {b.capitalize()}",
-                          rng.choice(_ORG_SUFFIX)])
+            filter(
+                None,
+                [
+                    a + b.capitalize() if rng.random() < 0.6 else f"{a} {b.capitalize()}",
+                    rng.choice(_ORG_SUFFIX),
+                ],
+            )
         )
         for a in _ORG_FIRST
         for b in _ORG_SECOND
@@ -318,16 +380,23 @@ def make_card(seed: int, index: int) -> dict[str, Any]:
     if extensions:
         card["capabilities"]["extensions"] = extensions
     if rng.random() < 0.15:  # v0.3 layout
-        card = {"protocolVersion": "0.3.0", **card, "url": f"{base}/a2a/v1",
-                "preferredTransport": "JSONRPC"}
+        card = {
+            "protocolVersion": "0.3.0",
+            **card,
+            "url": f"{base}/a2a/v1",
+            "preferredTransport": "JSONRPC",
+        }
     else:
         card["supportedInterfaces"] = [
             {"url": f"{base}/a2a/v1", "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}
         ]
         if rng.random() < 0.3:
             card["supportedInterfaces"].append(
-                {"url": f"{base}/a2a/rest", "protocolBinding": "HTTP+JSON",
-                 "protocolVersion": "1.0"}
+                {
+                    "url": f"{base}/a2a/rest",
+                    "protocolBinding": "HTTP+JSON",
+                    "protocolVersion": "1.0",
+                }
             )
     return card
 

@@ -25,8 +25,16 @@ def test_urls_are_normalised(raw: str, expected: str) -> None:
 
 
 @pytest.mark.parametrize(
-    "raw", ["", "   ", "example.com", "https://", "https://user@example.com", "https://exa mple.com",
-            "https://example.com:99999"]
+    "raw",
+    [
+        "",
+        "   ",
+        "example.com",
+        "https://",
+        "https://user@example.com",
+        "https://exa mple.com",
+        "https://example.com:99999",
+    ],
 )
 def test_unusable_urls_are_refused_with_a_reason(raw: str) -> None:
     with pytest.raises(InvalidURL) as caught:
@@ -40,7 +48,9 @@ def test_an_origin_is_discovered_on_both_well_known_paths_in_order() -> None:
         "https://example.com/.well-known/agent-card.json",
         "https://example.com/.well-known/agent.json",
     ]
-    assert candidate_card_urls("https://example.com/my/card.json") == ["https://example.com/my/card.json"]
+    assert candidate_card_urls("https://example.com/my/card.json") == [
+        "https://example.com/my/card.json"
+    ]
 
 
 def test_configuration_refuses_bad_values_loudly(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -65,7 +75,10 @@ def test_configuration_reads_good_values(monkeypatch: pytest.MonkeyPatch) -> Non
     monkeypatch.setenv("X_BOOL", "TRUE")
     monkeypatch.setenv("X_NETS", "127.0.0.0/8,::1/128")
     assert env_bool("X_BOOL", False) is True
-    assert env_networks("X_NETS") == [ipaddress.ip_network("127.0.0.0/8"), ipaddress.ip_network("::1/128")]
+    assert env_networks("X_NETS") == [
+        ipaddress.ip_network("127.0.0.0/8"),
+        ipaddress.ip_network("::1/128"),
+    ]
     assert env_bool("X_UNSET_FOR_SURE", True) is True
 
 
@@ -77,7 +90,9 @@ def test_settings_fail_at_start_up_on_a_bad_value(tmp_path: object) -> None:
     env = {**os.environ, "REGISTRY_FETCH_ALLOW_HTTP": "perhaps"}
     result = subprocess.run(
         [sys.executable, "-c", "import django; django.setup()"],
-        env={**env, "DJANGO_SETTINGS_MODULE": "registry.settings"}, capture_output=True, text=True,
+        env={**env, "DJANGO_SETTINGS_MODULE": "registry.settings"},
+        capture_output=True,
+        text=True,
     )
     assert result.returncode != 0
     assert "REGISTRY_FETCH_ALLOW_HTTP must be true or false" in result.stderr

@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from cards.findings import Finding, counts, extend_pointer, json_pointer
 from cards import parsing
+from cards.findings import Finding, counts, extend_pointer, json_pointer
 from cards.parsing import ParsedDocument, detect_shape, normalise_card, parse_card_bytes
 
 SHARED = Path(__file__).resolve().parents[3] / "shared"
@@ -298,7 +298,7 @@ def test_findings_about_the_card_inside_an_envelope_point_into_that_card() -> No
         "a",  # an impossible length
         b64url(b"not json"),
         b64url(b"[1, 2]"),
-        b64url(b"{\"name\": \"caf\xe9\"}"),
+        b64url(b'{"name": "caf\xe9"}'),
         b64url(b""),
         b64url(b"[" * 1000),
     ],

@@ -54,8 +54,8 @@ V1_CARD: dict[str, Any] = {
             "name": "Optimizer",
             "description": "Optimizes",
             "tags": ["maps"],
-            "examples": ["{\"from\": \"a\"}"],
-            "inputModes": ["Application/JSON; schema=\"routeRequest\""],
+            "examples": ['{"from": "a"}'],
+            "inputModes": ['Application/JSON; schema="routeRequest"'],
             "outputModes": ["image/*"],
             "securityRequirements": [{"schemes": {"key": {"list": []}}}],
         }
@@ -126,8 +126,16 @@ def test_a_complete_card_of_each_version_has_no_findings(base: dict[str, Any]) -
 
 @pytest.mark.parametrize(
     "field",
-    ["name", "description", "supportedInterfaces", "version", "capabilities",
-     "defaultInputModes", "defaultOutputModes", "skills"],
+    [
+        "name",
+        "description",
+        "supportedInterfaces",
+        "version",
+        "capabilities",
+        "defaultInputModes",
+        "defaultOutputModes",
+        "skills",
+    ],
 )
 def test_each_required_v1_field_is_reported_when_missing(field: str) -> None:
     findings = check(card(V1_CARD, **{field: ...}), shape="v1.0")
@@ -375,8 +383,16 @@ def test_kebab_case_skill_ids_pass(skill_id: str) -> None:
 
 @pytest.mark.parametrize(
     "url",
-    ["not-a-url", "/relative/path", "https://", "{BASE_URL}/a2a", "https://exa mple.com",
-     "https://[::1", "https://a.example:99999/", ""],
+    [
+        "not-a-url",
+        "/relative/path",
+        "https://",
+        "{BASE_URL}/a2a",
+        "https://exa mple.com",
+        "https://[::1",
+        "https://a.example:99999/",
+        "",
+    ],
 )
 def test_urls_that_are_not_absolute_are_errors(url: str) -> None:
     findings = check(card(V1_CARD, documentationUrl=url))
@@ -398,8 +414,14 @@ def test_every_kind_of_url_is_checked() -> None:
             "oauth": {
                 "type": "oauth2",
                 "oauth2MetadataUrl": "nope",
-                "flows": {"authorizationCode": {"authorizationUrl": "nope", "tokenUrl": "nope",
-                                                "refreshUrl": "nope", "scopes": {}}},
+                "flows": {
+                    "authorizationCode": {
+                        "authorizationUrl": "nope",
+                        "tokenUrl": "nope",
+                        "refreshUrl": "nope",
+                        "scopes": {},
+                    }
+                },
             },
         },
         security=[],
@@ -800,8 +822,10 @@ def test_the_v01_authentication_object_is_deprecated_in_v0x_cards() -> None:
 
 
 def test_snake_case_spellings_of_known_members_are_warnings_naming_the_camel_case_key() -> None:
-    schemes = {**V1_CARD["securitySchemes"],
-               "h": {"httpAuthSecurityScheme": {"scheme": "bearer", "bearer_format": "JWT"}}}
+    schemes = {
+        **V1_CARD["securitySchemes"],
+        "h": {"httpAuthSecurityScheme": {"scheme": "bearer", "bearer_format": "JWT"}},
+    }
     skill = {**V1_CARD["skills"][0], "input_modes": ["text/plain"]}
     extension = {"uri": "urn:x", "params": {"max_rounds": 3}}  # params may be snake_case
     data = card(
@@ -857,8 +881,13 @@ def test_every_code_the_code_can_emit_is_documented() -> None:
     sources = [Path(rules.__file__), Path(rules.__file__).with_name("parsing.py")]
     emitted = set()
     for source in sources:
-        emitted |= set(re.findall(r'"((?:json|envelope|parse|card|skill|url|mode|interface|'
-                                  r'extension|security|rules)\.[a-z-]+)"', source.read_text()))
+        emitted |= set(
+            re.findall(
+                r'"((?:json|envelope|parse|card|skill|url|mode|interface|'
+                r'extension|security|rules)\.[a-z-]+)"',
+                source.read_text(),
+            )
+        )
     documented = set(re.findall(r"`([a-z]+\.[a-z-]+)`", DOCS.read_text()))
 
     assert emitted - documented == set()
@@ -891,8 +920,9 @@ def test_every_corpus_card_parses_and_validates_without_an_exception() -> None:
 
 @pytest.mark.needs_shared
 @requires_corpus
-@pytest.mark.parametrize(("prefix", "code"), [("001", "json.invalid"), ("006", "json.invalid"),
-                                              ("056", "json.empty")])
+@pytest.mark.parametrize(
+    ("prefix", "code"), [("001", "json.invalid"), ("006", "json.invalid"), ("056", "json.empty")]
+)
 def test_the_three_corpus_files_that_are_not_json_say_so(prefix: str, code: str) -> None:
     [path] = (CORPUS / "cards").glob(f"{prefix}-*.json")
 
@@ -915,8 +945,10 @@ def test_the_spec_sample_cards_have_no_errors(prefix: str) -> None:
     expected = {
         "002": set(),
         "003": {("card.layout-version-mismatch", "/protocolVersion")},
-        "004": {("card.deprecated-field", "/security"),
-                ("card.deprecated-field", "/capabilities/stateTransitionHistory")},
+        "004": {
+            ("card.deprecated-field", "/security"),
+            ("card.deprecated-field", "/capabilities/stateTransitionHistory"),
+        },
         "005": set(),
     }
     assert found(findings) == expected[prefix]
@@ -927,12 +959,31 @@ def test_the_spec_sample_cards_have_no_errors(prefix: str) -> None:
 @pytest.mark.parametrize(
     ("prefix", "expected"),
     [
-        ("017", {("card.wrong-type", "/name"), ("card.empty-value", "/description"),
-                 ("card.wrong-type", "/capabilities"), ("card.missing-field", "/skills/0/id")}),
-        ("020", {("url.private-address", "/url"), ("card.wrong-type", "/capabilities/streaming"),
-                 ("mode.legacy-word", "/defaultInputModes/0")}),
-        ("037", {("url.invalid", "/url"), ("interface.unknown-binding", "/preferredTransport"),
-                 ("card.version-not-semver", "/version")}),
+        (
+            "017",
+            {
+                ("card.wrong-type", "/name"),
+                ("card.empty-value", "/description"),
+                ("card.wrong-type", "/capabilities"),
+                ("card.missing-field", "/skills/0/id"),
+            },
+        ),
+        (
+            "020",
+            {
+                ("url.private-address", "/url"),
+                ("card.wrong-type", "/capabilities/streaming"),
+                ("mode.legacy-word", "/defaultInputModes/0"),
+            },
+        ),
+        (
+            "037",
+            {
+                ("url.invalid", "/url"),
+                ("interface.unknown-binding", "/preferredTransport"),
+                ("card.version-not-semver", "/version"),
+            },
+        ),
         ("040", {("mode.invalid", "/defaultInputModes/0"), ("card.empty-value", "/skills")}),
         ("041", {("card.unrendered-template", "/protocolVersion")}),
         ("068", {("url.invalid", "/supportedInterfaces/0/url")}),

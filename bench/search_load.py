@@ -1,0 +1,359 @@
+"""Search latency under load: gunicorn on loopback, C client processes, p50/p99/rps per query kind.
+
+    .venv/bin/python bench/search_load.py \
+        --database-url postgres://postgres@127.0.0.1:5432/registry_bench_100k \
+        --clients 8 --duration 15 --runs 3
+
+Seed the database first (bench/seed.py). The server is gunicorn with DEBUG off, bound to
+127.0.0.1 on a free port, serving ``bench.wsgi_timing:application`` (the registry's WSGI app plus
+X-Bench-* timing headers). Each client is a separate process (no shared GIL with the others)
+with one persistent ``http.client`` connection; clients run closed-loop (next request when the
+previous answer is read). Each query kind runs alone for ``--duration`` seconds (bounded also by
+``--max-requests`` per client), once per run; the report gives the median over runs.
+
+Every response must be 200 with a JSON ``results`` list, and for tag queries every returned
+agent must carry the tag(s); otherwise the script exits non-zero.
+"""
+
+from __future__ import annotations
+
+import argparse
+import http.client
+import json
+import multiprocessing
+import os
+import random
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlencode
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench import synth  # noqa: E402
+from bench._common import (  # noqa: E402
+    DEFAULT_DATABASE_URL,
+    ROOT,
+    bench_env,
+    check_loopback,
+    machine_summary,
+    median,
+    percentile,
+)
+
+HOST = "127.0.0.1"
+KINDS = ("tag", "tag2", "input_schema", "output_png", "text")
+DESCRIPTIONS = {
+    "tag": "?tag=X, X uniform over the ~280-word tag vocabulary",
+    "tag2": "?tag=X&tag=Y, two uniform vocabulary tags (all must match)",
+    "input_schema": "?input_mode=application/json;schema=S, S uniform over 3,000 schema names",
+    "output_png": "?output_mode=image/png",
+    "text": "?q=W, W uniform over ~300 tag and description words",
+}
+
+
+def make_query(kind: str, rng: random.Random) -> tuple[str, list[str]]:
+    """(path with query, tags every result must carry)."""
+    if kind == "tag":
+        tag = rng.choice(synth.TAGS)
+        return "/api/v1/agents?" + urlencode({"tag": tag}), [tag]
+    if kind == "tag2":
+        a, b = rng.sample(synth.TAGS, 2)
+        return "/api/v1/agents?" + urlencode([("tag", a), ("tag", b)]), [a, b]
+    if kind == "input_schema":
+        mode = "application/json;schema=" + rng.choice(synth.SCHEMAS)
+        return "/api/v1/agents?" + urlencode({"input_mode": mode}), []
+    if kind == "output_png":
+        return "/api/v1/agents?" + urlencode({"output_mode": "image/png"}), []
+    if kind == "text":
+        return "/api/v1/agents?" + urlencode({"q": rng.choice(synth.QUERY_WORDS)}), []
+    raise ValueError(kind)
+
+
+# --- client process --------------------------------------------------------------------------
+
+
+def client(
+    port: int, kind: str, seed: int, start_at: float, stop_at: float, max_requests: int, out: Any
+) -> None:
+    rng = random.Random(seed)
+    conn = http.client.HTTPConnection(HOST, port, timeout=30)
+    samples: list[tuple[float, float, float, int]] = []  # latency, app ms, db ms, n results
+    errors: list[str] = []
+    wrong = 0
+    while time.time() < start_at:
+        time.sleep(0.001)
+    while len(samples) + len(errors) < max_requests and time.time() < stop_at:
+        path, must_tags = make_query(kind, rng)
+        t0 = time.perf_counter()
+        try:
+            conn.request("GET", path, headers={"Accept": "application/json"})
+            response = conn.getresponse()
+            body = response.read()
+        except (OSError, http.client.HTTPException) as exc:
+            errors.append(f"{type(exc).__name__}: {exc}")
+            conn.close()
+            continue
+        latency = (time.perf_counter() - t0) * 1000
+        if response.status != 200:
+            errors.append(f"HTTP {response.status} for {path}: {body[:200]!r}")
+            continue
+        try:
+            results = json.loads(body)["results"]
+        except (ValueError, KeyError, TypeError):
+            errors.append(f"not a results page for {path}: {body[:200]!r}")
+            continue
+        for agent in results:
+            tags = {t.lower() for skill in agent.get("skills", []) for t in skill.get("tags", [])}
+            if any(tag not in tags for tag in must_tags):
+                wrong += 1
+        samples.append(
+            (
+                latency,
+                float(response.getheader("X-Bench-App-Ms", "nan")),
+                float(response.getheader("X-Bench-Db-Ms", "nan")),
+                len(results),
+            )
+        )
+    conn.close()
+    out.send((samples, errors[:20], len(errors), wrong))
+    out.close()
+
+
+def run_kind(
+    port: int, kind: str, clients: int, duration: float, max_requests: int, seed: int
+) -> dict[str, Any]:
+    ctx = multiprocessing.get_context("fork")
+    start_at = time.time() + 0.5
+    stop_at = start_at + duration
+    pipes, procs = [], []
+    for c in range(clients):
+        receiver, sender = ctx.Pipe(duplex=False)
+        proc = ctx.Process(
+            target=client,
+            args=(port, kind, seed * 100 + c, start_at, stop_at, max_requests, sender),
+        )
+        proc.start()
+        sender.close()
+        pipes.append(receiver)
+        procs.append(proc)
+    samples: list[tuple[float, float, float, int]] = []
+    errors: list[str] = []
+    n_errors = wrong = 0
+    for receiver, proc in zip(pipes, procs, strict=True):
+        if receiver.poll(duration + 60):
+            s, e, ne, w = receiver.recv()
+            samples += s
+            errors += e
+            n_errors += ne
+            wrong += w
+        else:
+            errors.append("a client did not report")
+            n_errors += 1
+        proc.join(10)
+        if proc.is_alive():
+            proc.kill()
+    elapsed = time.time() - start_at
+    elapsed = min(elapsed, duration) if samples else duration
+    latencies = [s[0] for s in samples]
+    return {
+        "kind": kind,
+        "clients": clients,
+        "requests": len(samples),
+        "errors": n_errors,
+        "error_examples": errors[:5],
+        "wrong_results": wrong,
+        "rps": len(samples) / elapsed,
+        "p50": percentile(latencies, 50),
+        "p90": percentile(latencies, 90),
+        "p99": percentile(latencies, 99),
+        "server_p50": percentile([s[1] for s in samples], 50),
+        "db_p50": percentile([s[2] for s in samples], 50),
+        "db_p99": percentile([s[2] for s in samples], 99),
+        "nonempty": sum(1 for s in samples if s[3] > 0) / max(1, len(samples)),
+        "full_page": sum(1 for s in samples if s[3] >= 20) / max(1, len(samples)),
+    }
+
+
+# --- server ----------------------------------------------------------------------------------
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind((HOST, 0))
+        return sock.getsockname()[1]
+
+
+def start_server(args: argparse.Namespace, port: int) -> subprocess.Popen[bytes]:
+    gunicorn = str(Path(sys.executable).with_name("gunicorn"))
+    command = [
+        gunicorn,
+        "--chdir",
+        str(ROOT),
+        "--bind",
+        f"{HOST}:{port}",
+        "--workers",
+        str(args.workers),
+        "--worker-class",
+        args.worker_class,
+        "--log-level",
+        "warning",
+        "--backlog",
+        "256",
+        "--timeout",
+        "60",
+        "bench.wsgi_timing:application",
+    ]
+    if args.worker_class == "gthread":
+        command[command.index("--log-level") : command.index("--log-level")] = [
+            "--threads",
+            str(args.threads),
+            "--keep-alive",
+            "30",
+        ]
+    print("server:", " ".join(command[1:]), flush=True)
+    return subprocess.Popen(
+        command, env=bench_env(args.database_url), cwd=ROOT, start_new_session=True
+    )
+
+
+def wait_ready(port: int, server: subprocess.Popen[bytes], timeout: float = 60) -> None:
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if server.poll() is not None:
+            raise SystemExit(f"gunicorn exited with {server.returncode}")
+        try:
+            conn = http.client.HTTPConnection(HOST, port, timeout=5)
+            conn.request("GET", "/api/v1/agents?limit=1")
+            response = conn.getresponse()
+            body = response.read()
+            conn.close()
+            if response.status == 200:
+                if not json.loads(body)["results"]:
+                    raise SystemExit("the database has no agents: run bench/seed.py first")
+                return
+        except OSError:
+            pass
+        time.sleep(0.3)
+    raise SystemExit("gunicorn did not become ready")
+
+
+def stop_server(server: subprocess.Popen[bytes]) -> None:
+    if server.poll() is None:
+        server.send_signal(signal.SIGTERM)  # the master stops its own workers
+        try:
+            server.wait(20)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait(5)
+
+
+# --- report ----------------------------------------------------------------------------------
+
+
+def table(rows: list[dict[str, Any]], runs: int) -> str:
+    lines = [
+        "| query kind | p50 ms | p99 ms | req/s | server p50 ms | SQL p50 ms | SQL p99 ms "
+        "| non-empty | full page |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for kind in KINDS:
+        mine = [r for r in rows if r["kind"] == kind]
+        if not mine:
+            continue
+
+        def med(key: str, rows: list[dict[str, Any]] = mine) -> float:
+            return median([r[key] for r in rows])
+
+        lines.append(
+            f"| {kind} | {med('p50'):.1f} | {med('p99'):.1f} | {med('rps'):.0f} "
+            f"| {med('server_p50'):.1f} | {med('db_p50'):.2f} | {med('db_p99'):.2f} "
+            f"| {med('nonempty'):.0%} | {med('full_page'):.0%} |"
+        )
+    return "\n".join(lines) + f"\n\n(median of {runs} run(s) of each configuration)"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--database-url", default=DEFAULT_DATABASE_URL)
+    parser.add_argument("--clients", type=int, default=8)
+    parser.add_argument("--duration", type=float, default=15.0, help="seconds per kind per run")
+    parser.add_argument("--max-requests", type=int, default=200_000, help="per client per kind")
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--kinds", default=",".join(KINDS))
+    parser.add_argument("--workers", type=int, default=4, help="gunicorn worker processes")
+    parser.add_argument("--worker-class", default="gthread", choices=("gthread", "sync"))
+    parser.add_argument("--threads", type=int, default=2, help="threads per gthread worker")
+    parser.add_argument("--warmup", type=float, default=3.0, help="seconds of warm-up per kind")
+    parser.add_argument("--json", help="write every run's numbers here")
+    parser.add_argument("--port", type=int, default=0, help="loopback port (default: a free one)")
+    args = parser.parse_args()
+    check_loopback(args.database_url)
+    kinds = [k for k in args.kinds.split(",") if k]
+    unknown = set(kinds) - set(KINDS)
+    if unknown:
+        raise SystemExit(f"unknown kinds: {sorted(unknown)}")
+    total = len(kinds) * (args.runs * args.duration + args.warmup)
+    if total > 600:
+        raise SystemExit(f"this would run {total:.0f}s; keep a run under 10 minutes")
+
+    port = args.port or free_port()
+    server = start_server(args, port)
+    rows: list[dict[str, Any]] = []
+    failed = False
+    try:
+        wait_ready(port, server)
+        for kind in kinds:  # warm every worker's connection and PostgreSQL's cache
+            run_kind(port, kind, args.clients, args.warmup, args.max_requests, seed=999)
+        for run in range(1, args.runs + 1):
+            for kind in kinds:
+                row = run_kind(
+                    port,
+                    kind,
+                    args.clients,
+                    args.duration,
+                    args.max_requests,
+                    seed=run * 1000 + KINDS.index(kind),
+                )
+                row["run"] = run
+                rows.append(row)
+                print(
+                    f"run {run} {kind:12} n={row['requests']:6d} rps={row['rps']:7.1f} "
+                    f"p50={row['p50']:7.2f} p90={row['p90']:7.2f} p99={row['p99']:7.2f} ms "
+                    f"server_p50={row['server_p50']:6.2f} sql_p50={row['db_p50']:6.2f} "
+                    f"sql_p99={row['db_p99']:6.2f} nonempty={row['nonempty']:.0%} "
+                    f"errors={row['errors']} wrong={row['wrong_results']}",
+                    flush=True,
+                )
+                if row["errors"] or row["wrong_results"] or row["requests"] == 0:
+                    failed = True
+                    print("  FAILED:", row["error_examples"], flush=True)
+                if kind != "tag2" and row["nonempty"] == 0:
+                    failed = True
+                    print(f"  FAILED: every {kind} answer was empty", flush=True)
+    finally:
+        stop_server(server)
+
+    print()
+    print(
+        f"clients={args.clients} server=gunicorn {args.worker_class} workers={args.workers}"
+        + (f" threads={args.threads}" if args.worker_class == "gthread" else "")
+        + f" duration={args.duration}s runs={args.runs} machine={machine_summary()}"
+    )
+    print(table(rows, args.runs))
+    if args.json:
+        with open(args.json, "w") as fh:
+            json.dump(
+                {"args": vars(args), "machine": machine_summary(), "rows": rows}, fh, indent=1
+            )
+    if failed:
+        raise SystemExit(1)
+
+
+if __name__ == "__main__":
+    os.environ.setdefault("PYTHONHASHSEED", "0")
+    main()
