@@ -66,6 +66,13 @@ class Agent(models.Model):
     findings = models.JSONField(default=list, blank=True)
     search_text = models.TextField(blank=True, help_text="What text search looks at.")
     content_sha256 = models.CharField(max_length=64, blank=True)
+    signature_status = models.CharField(
+        max_length=16,
+        blank=True,
+        db_index=True,
+        help_text="unsigned, verified, unbound-key, invalid or key-unavailable; empty until crawled.",
+    )
+    signature = models.JSONField(default=dict, blank=True, help_text="The latest signature report.")
     latest_snapshot = models.ForeignKey(
         "Snapshot", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
@@ -96,6 +103,7 @@ class Snapshot(models.Model):
     card = models.JSONField(null=True, blank=True, help_text="The card in the v1.0 shape.")
     shape = models.CharField(max_length=16, blank=True)
     findings = models.JSONField(default=list, blank=True)
+    signature = models.JSONField(default=dict, blank=True)
     fetched_at = models.DateTimeField()
 
     class Meta:
@@ -178,3 +186,54 @@ class Extension(models.Model):
     class Meta:
         ordering = ["agent", "position"]
         indexes = [models.Index(fields=["uri", "agent"], name="extension_uri_agent_idx")]
+
+
+class AgentKey(models.Model):
+    """A key (by RFC 7638 thumbprint) that verified one of the agent's cards: key continuity."""
+
+    agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="keys")
+    thumbprint = models.CharField(max_length=64)
+    key_source = models.CharField(max_length=16, blank=True)
+    key_url = models.CharField(max_length=2048, blank=True)
+    first_seen_at = models.DateTimeField()
+    last_seen_at = models.DateTimeField()
+    current = models.BooleanField(default=True)
+
+    class Meta:
+        ordering = ["agent", "-last_seen_at"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["agent", "thumbprint"], name="agentkey_unique_thumbprint"
+            ),
+        ]
+
+
+class PinnedKey(models.Model):
+    """A JWKS a curator pinned for one agent: its keys count as bound to the agent."""
+
+    agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="pinned_keys")
+    jwks = models.JSONField(help_text='A JWKS document: {"keys": [...]}.')
+    note = models.CharField(max_length=512, blank=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+
+class AgentEvent(models.Model):
+    """Something in an agent's history that is not a new snapshot by itself (a key change)."""
+
+    class Kind(models.TextChoices):
+        SIGNING_KEY_CHANGED = "signing-key-changed"
+        SIGNATURE_STATUS_CHANGED = "signature-status-changed"
+
+    agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="events")
+    snapshot = models.ForeignKey(
+        Snapshot, null=True, blank=True, on_delete=models.SET_NULL, related_name="events"
+    )
+    kind = models.CharField(max_length=32, choices=Kind.choices)
+    detail = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]

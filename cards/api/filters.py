@@ -59,11 +59,21 @@ class AgentFilter(django_filters.FilterSet):
     )
     streaming = StrictBooleanFilter(field_name="streaming")
     valid = StrictBooleanFilter(field_name="valid")
+    verified = StrictBooleanFilter(
+        method="filter_verified", help_text="Signed with a key bound to the agent's origin."
+    )
     status = django_filters.ChoiceFilter(field_name="status", choices=Agent.Status.choices)
 
     class Meta:
         model = Agent
         fields: list[str] = []
+
+    def filter_verified(self, queryset: QuerySet[Agent], name: str, value: bool) -> QuerySet[Agent]:
+        if value is None:
+            return queryset
+        if value:
+            return queryset.filter(signature_status="verified")
+        return queryset.exclude(signature_status="verified")
 
     def filter_q(self, queryset: QuerySet[Agent], name: str, value: str) -> QuerySet[Agent]:
         return selectors.text_filter(queryset, value)

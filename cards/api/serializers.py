@@ -8,7 +8,7 @@ from django.urls import reverse
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from cards.models import Agent, Extension, Skill
+from cards.models import Agent, AgentKey, Extension, Skill
 
 
 def absolute(request: Any, path: str) -> str:
@@ -49,6 +49,12 @@ class SkillBriefSerializer(serializers.ModelSerializer):
     class Meta:
         model = Skill
         fields = ["id", "name", "tags"]
+
+
+class AgentKeySerializer(serializers.ModelSerializer):
+    class Meta:
+        model = AgentKey
+        fields = ["thumbprint", "key_source", "key_url", "first_seen_at", "last_seen_at", "current"]
 
 
 class ExtensionSerializer(serializers.ModelSerializer):
@@ -105,6 +111,7 @@ class AgentSummarySerializer(serializers.ModelSerializer):
             "provider",
             "shape",
             "status",
+            "signature_status",
             "streaming",
             "skills",
             "validation",
@@ -139,6 +146,7 @@ class AgentDetailSerializer(AgentSummarySerializer):
     capabilities = serializers.SerializerMethodField()
     interfaces = serializers.JSONField()
     content_sha256 = serializers.CharField()
+    signature = serializers.SerializerMethodField()
 
     class Meta(AgentSummarySerializer.Meta):
         fields = [
@@ -157,6 +165,7 @@ class AgentDetailSerializer(AgentSummarySerializer):
             "status",
             "crawl",
             "content_sha256",
+            "signature",
             "validation",
             "skills",
             "extensions",
@@ -176,3 +185,18 @@ class AgentDetailSerializer(AgentSummarySerializer):
         summary = super().get_validation(agent)
         summary["findings"] = agent.findings
         return summary
+
+    @extend_schema_field({"type": "object", "additionalProperties": True})
+    def get_signature(self, agent: Agent) -> dict[str, Any]:
+        """The latest verification report plus every key that ever verified a card of this agent."""
+        report: dict[str, Any] = {
+            "status": agent.signature_status or None,
+            "form": None,
+            "covered_fields": [],
+            "uncovered_fields": [],
+            "signatures": [],
+            "thumbprints": [],
+        }
+        report.update(agent.signature or {})
+        report["keys"] = AgentKeySerializer(agent.keys.all(), many=True).data
+        return report

@@ -8,7 +8,12 @@ from typing import Any
 from django.db.models import Prefetch, QuerySet
 from django.http import HttpResponse
 from django.shortcuts import get_object_or_404
-from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
+from drf_spectacular.utils import (
+    OpenApiParameter,
+    extend_schema,
+    extend_schema_field,
+    inline_serializer,
+)
 from rest_framework import generics, serializers, status
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.request import Request
@@ -87,7 +92,7 @@ class AgentListCreateView(generics.ListAPIView):
             )
         agent, created = services.agent_submit(url=body["url"], user=request.user)
         agent = (
-            Agent.objects.prefetch_related("skills", "extensions").get(pk=agent.pk)
+            Agent.objects.prefetch_related("skills", "extensions", "keys").get(pk=agent.pk)
             if not created
             else agent
         )
@@ -102,7 +107,7 @@ class AgentListCreateView(generics.ListAPIView):
 
 class AgentDetailView(generics.RetrieveAPIView):
     serializer_class = AgentDetailSerializer
-    queryset = Agent.objects.prefetch_related("skills", "extensions")
+    queryset = Agent.objects.prefetch_related("skills", "extensions", "keys")
 
 
 class AgentCardView(APIView):
@@ -142,10 +147,21 @@ class SnapshotPagination(RegistryCursorPagination):
 
 class SnapshotSerializer(serializers.ModelSerializer):
     counts = serializers.SerializerMethodField()
+    signature = serializers.SerializerMethodField()
+    events = serializers.SerializerMethodField()
 
     class Meta:
         model = Snapshot
-        fields = ["sha256", "fetched_at", "card_url", "content_type", "shape", "counts"]
+        fields = [
+            "sha256",
+            "fetched_at",
+            "card_url",
+            "content_type",
+            "shape",
+            "counts",
+            "signature",
+            "events",
+        ]
 
     def get_counts(self, snapshot: Snapshot) -> dict[str, int]:
         tally = {"error": 0, "warning": 0, "info": 0}
@@ -154,6 +170,18 @@ class SnapshotSerializer(serializers.ModelSerializer):
             if severity in tally:
                 tally[severity] += 1
         return tally
+
+    @extend_schema_field({"type": "object", "additionalProperties": True})
+    def get_signature(self, snapshot: Snapshot) -> dict[str, Any]:
+        report = snapshot.signature or {}
+        return {"status": report.get("status"), "thumbprints": report.get("thumbprints", [])}
+
+    @extend_schema_field({"type": "array", "items": {"type": "object"}})
+    def get_events(self, snapshot: Snapshot) -> list[dict[str, Any]]:
+        return [
+            {"kind": event.kind, "detail": event.detail, "at": event.created_at.isoformat()}
+            for event in snapshot.events.all()
+        ]
 
 
 class AgentHistoryView(generics.ListAPIView):
@@ -164,7 +192,11 @@ class AgentHistoryView(generics.ListAPIView):
         if getattr(self, "swagger_fake_view", False):  # schema generation has no pk
             return Snapshot.objects.none()
         agent = get_object_or_404(Agent, pk=self.kwargs["pk"])
-        return Snapshot.objects.filter(agent=agent).defer("raw", "data", "card")
+        return (
+            Snapshot.objects.filter(agent=agent)
+            .defer("raw", "data", "card")
+            .prefetch_related("events")
+        )
 
 
 class AgentRecrawlView(APIView):
