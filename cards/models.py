@@ -17,6 +17,13 @@ class Agent(models.Model):
         OK = "ok"
         ERROR = "error"
 
+    class Health(models.TextChoices):
+        UNKNOWN = "unknown"
+        HEALTHY = "healthy"
+        DEGRADED = "degraded"
+        UNREACHABLE = "unreachable"
+        GONE = "gone"
+
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     url = models.CharField(max_length=2048, unique=True, help_text="Normalised submitted URL.")
     discover = models.BooleanField(
@@ -45,6 +52,14 @@ class Agent(models.Model):
     etag = models.CharField(max_length=512, blank=True)
     last_modified = models.CharField(max_length=128, blank=True)
     next_crawl_at = models.DateTimeField(null=True, blank=True)
+    lease_until = models.DateTimeField(
+        null=True, blank=True, help_text="A sweep claimed the agent; it is due again after this."
+    )
+    health = models.CharField(max_length=16, choices=Health.choices, default=Health.UNKNOWN)
+    consecutive_failures = models.PositiveIntegerField(default=0)
+    gone_since = models.DateTimeField(
+        null=True, blank=True, help_text="First of an unbroken run of 404/410 answers."
+    )
 
     # summary of the latest card
     shape = models.CharField(max_length=16, blank=True)
@@ -70,7 +85,7 @@ class Agent(models.Model):
         max_length=16,
         blank=True,
         db_index=True,
-        help_text="unsigned, verified, unbound-key, invalid or key-unavailable; empty until crawled.",
+        help_text="unsigned, verified, unbound-key, invalid or key-unavailable (empty: never).",
     )
     signature = models.JSONField(default=dict, blank=True, help_text="The latest signature report.")
     latest_snapshot = models.ForeignKey(
@@ -85,6 +100,12 @@ class Agent(models.Model):
         indexes = [
             models.Index(Upper("provider_organization"), name="agent_provider_upper_idx"),
             models.Index(fields=["-created_at", "-id"], name="agent_created_id_idx"),
+            # The sweep's "due rows" query reads only scheduled agents.
+            models.Index(
+                fields=["next_crawl_at"],
+                name="agent_due_idx",
+                condition=models.Q(next_crawl_at__isnull=False),
+            ),
         ]
 
     def __str__(self) -> str:
@@ -104,6 +125,9 @@ class Snapshot(models.Model):
     shape = models.CharField(max_length=16, blank=True)
     findings = models.JSONField(default=list, blank=True)
     signature = models.JSONField(default=dict, blank=True)
+    changes = models.JSONField(
+        default=dict, blank=True, help_text="What changed since the previous snapshot."
+    )
     fetched_at = models.DateTimeField()
 
     class Meta:
@@ -237,3 +261,83 @@ class AgentEvent(models.Model):
 
     class Meta:
         ordering = ["-created_at", "-id"]
+
+
+class CrawlAttempt(models.Model):
+    """One fetch of an agent's card, whatever its outcome; pruned after 90 days."""
+
+    agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="attempts")
+    started_at = models.DateTimeField()
+    duration_ms = models.FloatField()
+    http_status = models.PositiveSmallIntegerField(null=True, blank=True)
+    bytes = models.PositiveIntegerField(default=0)
+    outcome = models.CharField(max_length=16)
+    success = models.BooleanField()
+    error_code = models.CharField(max_length=64, blank=True)
+    error = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["-started_at", "-id"]
+        indexes = [
+            models.Index(fields=["agent", "started_at"], name="attempt_agent_started_idx"),
+            models.Index(fields=["started_at"], name="attempt_started_idx"),
+        ]
+
+
+class ImportJob(models.Model):
+    """A bulk import: a list of URLs (given, or read from a document) submitted and crawled."""
+
+    class Status(models.TextChoices):
+        QUEUED = "queued"
+        RUNNING = "running"
+        COMPLETED = "completed"
+        FAILED = "failed"
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    source_url = models.CharField(max_length=2048, blank=True)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)
+    error = models.TextField(blank=True)
+    total = models.PositiveIntegerField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    listed_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+
+class ImportItem(models.Model):
+    """One URL of an import. Its state only moves forward, so progress is monotonic."""
+
+    class Outcome(models.TextChoices):
+        PENDING = "pending"
+        SUBMITTED = "submitted"
+        INVALID = "invalid"
+        CRAWLED = "crawled"
+        FAILED = "failed"
+
+    TERMINAL = (Outcome.INVALID, Outcome.CRAWLED, Outcome.FAILED)
+
+    job = models.ForeignKey(ImportJob, on_delete=models.CASCADE, related_name="items")
+    position = models.PositiveIntegerField()
+    url = models.TextField()
+    agent = models.ForeignKey(
+        Agent, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created = models.BooleanField(
+        null=True, blank=True, help_text="A new agent, or one already known."
+    )
+    outcome = models.CharField(max_length=16, choices=Outcome.choices, default=Outcome.PENDING)
+    detail = models.TextField(blank=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["job", "position"]
+        constraints = [
+            models.UniqueConstraint(fields=["job", "position"], name="importitem_unique_position"),
+        ]
+        indexes = [models.Index(fields=["job", "outcome"], name="importitem_job_outcome_idx")]

@@ -6,11 +6,8 @@ is recorded on the agent row, so a failure is visible in the API and the admin, 
 
 from __future__ import annotations
 
-import hashlib
 import logging
-import time
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
@@ -21,8 +18,7 @@ from django.utils import timezone
 
 from cards.discovery import InvalidURL, candidate_card_urls, is_origin, normalise_url
 from cards.findings import Finding, counts
-from cards.indexing import apply_summary, index_card
-from cards.models import Agent, Snapshot
+from cards.models import Agent
 from cards.parsing import ParsedDocument, parse_card_bytes
 from cards.rules import RuleContext, validate_card
 from registry.errors import ProblemError
@@ -176,7 +172,9 @@ def submitted_url_check(url: Any) -> str:
     return normalised
 
 
-def agent_submit(*, url: Any, user: AbstractBaseUser | None) -> tuple[Agent, bool]:
+def agent_submit(
+    *, url: Any, user: AbstractBaseUser | None, enqueue: bool = True
+) -> tuple[Agent, bool]:
     """Register an agent by URL, or return the one already registered for it.
 
     Returns ``(agent, created)``. Concurrent submissions of one URL meet at the unique
@@ -196,152 +194,23 @@ def agent_submit(*, url: Any, user: AbstractBaseUser | None) -> tuple[Agent, boo
                 submitted_by=user,
                 next_crawl_at=timezone.now(),
             )
-            transaction.on_commit(lambda: enqueue_crawl(agent.pk))
+            if enqueue:
+                transaction.on_commit(lambda: enqueue_crawl(agent.pk))
     except IntegrityError:
         return Agent.objects.get(url=normalised), False
     return agent, True
 
 
-def enqueue_crawl(agent_id: Any) -> bool:
+def enqueue_crawl(agent_id: Any, *, countdown: float | None = None) -> bool:
     """Queue a crawl; if the broker is down the agent stays due and a later sweep takes it."""
     from cards.tasks import crawl_agent
 
     try:
-        crawl_agent.delay(str(agent_id))
+        crawl_agent.apply_async((str(agent_id),), countdown=countdown)
     except Exception:  # kombu raises many types when the broker is unreachable
         logger.warning("could not queue a crawl of agent %s; it stays due", agent_id, exc_info=True)
         return False
     return True
-
-
-# --- crawling --------------------------------------------------------------------------------
-
-
-def _conditional_headers(agent: Agent) -> dict[str, str]:
-    if agent.latest_snapshot_id is None:
-        return {}
-    headers: dict[str, str] = {}
-    if agent.etag:
-        headers["If-None-Match"] = agent.etag
-    if agent.last_modified:
-        headers["If-Modified-Since"] = agent.last_modified
-    return headers
-
-
-def _next_crawl(now: datetime) -> datetime:
-    return now + timedelta(seconds=settings.REGISTRY_CRAWL_INTERVAL_SECONDS)
-
-
-def _record_failure(agent_id: Any, err: FetchError, started: float) -> None:
-    now = timezone.now()
-    Agent.objects.filter(pk=agent_id).update(
-        status=Agent.Status.ERROR,
-        last_error=err.reason[:2000],
-        last_error_code=err.code,
-        last_http_status=err.status,
-        last_crawled_at=now,
-        fetch_ms=(time.monotonic() - started) * 1000,
-        next_crawl_at=_next_crawl(now),
-        updated_at=now,
-    )
-
-
-def agent_crawl(*, agent_id: Any) -> str:
-    """Fetch, parse, validate and index one agent's card. Idempotent.
-
-    Returns the outcome (``stored``, ``unchanged``, ``not-modified``, ``error``, ``missing``).
-    Raises :class:`TransientCrawlError` after recording a failure that is worth retrying.
-    """
-    agent = Agent.objects.filter(pk=agent_id).first()
-    if agent is None:
-        return "missing"
-    started = time.monotonic()
-    try:
-        result = fetch_card(agent.url, discover=agent.discover, headers=_conditional_headers(agent))
-    except FetchError as err:
-        _record_failure(agent.pk, err, started)
-        if err.transient:
-            raise TransientCrawlError(err.reason, retry_after=err.retry_after) from err
-        return "error"
-    fetch_ms = (time.monotonic() - started) * 1000
-    if result.not_modified:
-        now = timezone.now()
-        Agent.objects.filter(pk=agent.pk).update(
-            status=Agent.Status.OK,
-            last_error="",
-            last_error_code="",
-            last_http_status=304,
-            last_crawled_at=now,
-            last_success_at=now,
-            fetch_ms=fetch_ms,
-            next_crawl_at=_next_crawl(now),
-            updated_at=now,
-        )
-        return "not-modified"
-    return card_ingest(agent_id=agent.pk, result=result, fetch_ms=fetch_ms)
-
-
-def card_ingest(*, agent_id: Any, result: FetchResult, fetch_ms: float | None = None) -> str:
-    """Store what a fetch returned: a snapshot when the content is new, findings, index rows."""
-    started = time.monotonic()
-    report = card_check(raw=result.body, lenient_content_type=result.lenient_content_type)
-    sha256 = hashlib.sha256(result.body).hexdigest()
-    now = timezone.now()
-    with transaction.atomic():
-        agent = Agent.objects.select_for_update().filter(pk=agent_id).first()
-        if agent is None:
-            return "missing"
-        snapshot, created = Snapshot.objects.get_or_create(
-            agent=agent,
-            sha256=sha256,
-            defaults={
-                "raw": result.body,
-                "content_type": result.headers.get("content-type", "")[:255],
-                "card_url": result.url[:2048],
-                "data": report.parsed.data,
-                "card": report.card,
-                "shape": report.parsed.shape,
-                "findings": [f.as_dict() for f in report.findings],
-                "fetched_at": now,
-            },
-        )
-        changed = agent.latest_snapshot_id != snapshot.pk
-        if report.card is not None and (changed or agent.content_sha256 != sha256):
-            apply_summary(agent, report.card)
-            index_card(agent, report.card)
-        agent.latest_snapshot = snapshot
-        agent.content_sha256 = sha256
-        agent.card_url = result.url[:2048]
-        agent.shape = report.parsed.shape if report.card is not None else agent.shape
-        agent.findings = [f.as_dict() for f in report.findings]
-        tally = counts(report.findings)
-        agent.error_count, agent.warning_count, agent.info_count = (
-            tally["error"],
-            tally["warning"],
-            tally["info"],
-        )
-        agent.valid = report.valid
-        if report.card is None:
-            first = next((f for f in report.findings if f.severity == "error"), None)
-            agent.status = Agent.Status.ERROR
-            agent.last_error = first.message if first else "the document is not an agent card"
-            agent.last_error_code = first.code if first else "card.unusable"
-        else:
-            agent.status = Agent.Status.OK
-            agent.last_error = ""
-            agent.last_error_code = ""
-            agent.last_success_at = now
-        agent.last_http_status = result.status
-        agent.last_crawled_at = now
-        agent.fetch_ms = fetch_ms
-        agent.process_ms = (time.monotonic() - started) * 1000
-        agent.etag = (result.etag or "")[:512]
-        agent.last_modified = (result.last_modified or "")[:128]
-        agent.next_crawl_at = _next_crawl(now)
-        agent.save()
-    if not created:
-        return "unchanged"
-    return "stored"
 
 
 def card_check_url(url: Any) -> tuple[CardReport, FetchResult]:

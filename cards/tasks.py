@@ -4,18 +4,23 @@ from __future__ import annotations
 
 import logging
 import random
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 from celery import Task, shared_task
 from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
+from django.db import InterfaceError, OperationalError
 from django.utils import timezone
 
-from cards import services
+from cards import crawling, imports, politeness, scheduling, services
+from cards.discovery import origin_of
 from cards.models import Agent
 
 logger = logging.getLogger(__name__)
 
 MAX_RETRY_DELAY = 3600.0
+SWEEP_LOCK = "registry:sweep-due:lock"
 
 
 def retry_delay(retries: int, retry_after: float | None, *, base: float | None = None) -> float:
@@ -38,14 +43,31 @@ def retry_delay(retries: int, retry_after: float | None, *, base: float | None =
     time_limit=settings.CELERY_TASK_TIME_LIMIT,
 )
 def crawl_agent(self: Task, agent_id: str) -> str:
-    """Crawl one agent. Transient failures are retried with backoff; permanent ones are recorded."""
+    """Crawl one agent. Transient failures are retried with backoff; permanent ones are recorded.
+
+    A crawl waits its turn at the agent's origin (a per-origin limit shared by all workers): when
+    the origin is busy, the task is re-queued for later without counting as a retry.
+    """
+    target = Agent.objects.filter(pk=agent_id).values_list("card_url", "url").first()
+    if target is None:
+        return "missing"
+    origin = origin_of(target[0] or target[1])
+    wait = politeness.acquire(origin) if not self.request.is_eager else 0.0
+    if wait > 0:
+        crawl_agent.apply_async((agent_id,), countdown=wait * random.uniform(1.0, 1.5))
+        return "deferred"
     try:
-        return services.agent_crawl(agent_id=agent_id)
+        return crawling.agent_crawl(agent_id=agent_id)
     except services.TransientCrawlError as exc:
         if self.request.is_eager or self.request.retries >= (self.max_retries or 0):
             return "error"
         delay = retry_delay(self.request.retries, exc.retry_after)
         raise self.retry(countdown=delay, exc=exc) from exc
+    except (OperationalError, InterfaceError) as exc:
+        # The database went away (a restart): the crawl is idempotent, so run it again later.
+        if self.request.is_eager:
+            raise
+        raise self.retry(countdown=retry_delay(self.request.retries, None), exc=exc) from exc
     except SoftTimeLimitExceeded:
         now = timezone.now()
         Agent.objects.filter(pk=agent_id).update(
@@ -53,6 +75,75 @@ def crawl_agent(self: Task, agent_id: str) -> str:
             last_error="the crawl took longer than its time limit",
             last_error_code="timeout",
             last_crawled_at=now,
+            lease_until=None,
             updated_at=now,
         )
         return "error"
+    finally:
+        if not self.request.is_eager:
+            politeness.release(origin)
+
+
+@contextmanager
+def _sweep_lock() -> Iterator[bool]:
+    """One sweep at a time across all beat and worker processes (Redis ``SET NX EX``)."""
+    client = politeness._redis()
+    if client is None:
+        yield True
+        return
+    token = str(random.random())
+    acquired = bool(client.set(SWEEP_LOCK, token, nx=True, ex=120))
+    try:
+        yield acquired
+    finally:
+        if acquired and client.get(SWEEP_LOCK) == token.encode():
+            client.delete(SWEEP_LOCK)
+
+
+def sweep(*, limit: int | None = None, spread: float = 0.0) -> int:
+    """Claim due agents and queue their crawls; returns how many were queued."""
+    ids = scheduling.claim_due(limit=limit or settings.REGISTRY_SWEEP_BATCH)
+    for agent_id in ids:
+        countdown = random.uniform(0, spread) if spread else None
+        services.enqueue_crawl(agent_id, countdown=countdown)
+    return len(ids)
+
+
+@shared_task(name="cards.sweep_due", ignore_result=True, soft_time_limit=50, time_limit=60)
+def sweep_due() -> int:
+    with _sweep_lock() as acquired:
+        if not acquired:
+            return 0
+        # Spread the batch over most of the interval so origins are not hit all at once.
+        return sweep(spread=settings.REGISTRY_SWEEP_INTERVAL_SECONDS * 0.8)
+
+
+@shared_task(name="cards.prune_history", ignore_result=True)
+def prune_history() -> int:
+    return scheduling.prune_attempts(older_than_days=settings.REGISTRY_ATTEMPT_RETENTION_DAYS)
+
+
+@shared_task(
+    bind=True,
+    name="cards.process_import",
+    acks_late=True,
+    soft_time_limit=settings.CELERY_TASK_SOFT_TIME_LIMIT,
+    time_limit=settings.CELERY_TASK_TIME_LIMIT,
+)
+def process_import(self: Task, job_id: str) -> str:
+    """List an import's URLs (reading its source document if it has one) and fan out the items."""
+    item_ids = imports.import_list(job_id=job_id)
+    for item_id in item_ids:
+        import_item.delay(item_id)
+    return f"{len(item_ids)} items"
+
+
+@shared_task(
+    bind=True,
+    name="cards.import_item",
+    acks_late=True,
+    soft_time_limit=settings.CELERY_TASK_SOFT_TIME_LIMIT,
+    time_limit=settings.CELERY_TASK_TIME_LIMIT,
+)
+def import_item(self: Task, item_id: int) -> str:
+    return imports.import_item_process(item_id=item_id)

@@ -59,7 +59,7 @@ def env_int(name: str, default: int, *, minimum: int | None = None) -> int:
     return number
 
 
-def env_float(name: str, default: float, *, minimum: float = 0.0) -> float:
+def env_float(name: str, default: float, *, minimum: float = 0.0, allow_zero: bool = False) -> float:
     value = _raw(name)
     if value is None:
         return default
@@ -67,6 +67,8 @@ def env_float(name: str, default: float, *, minimum: float = 0.0) -> float:
         number = float(value)
     except ValueError:
         raise ConfigError(f"{name} must be a number (got {value!r})") from None
+    if allow_zero and number == 0:
+        return number
     if not number > minimum:
         raise ConfigError(f"{name} must be greater than {minimum} (got {number})")
     return number

@@ -173,11 +173,33 @@ REGISTRY_CRAWL_MAX_RETRIES = env_int("REGISTRY_CRAWL_MAX_RETRIES", 5, minimum=0)
 # First retry after about this long; each further retry doubles it (with jitter), up to an hour.
 REGISTRY_CRAWL_RETRY_BASE_SECONDS = env_float("REGISTRY_CRAWL_RETRY_BASE_SECONDS", 10.0)
 REGISTRY_CRAWL_INTERVAL_SECONDS = env_int("REGISTRY_CRAWL_INTERVAL_SECONDS", 6 * 3600, minimum=300)
-REGISTRY_LOAD_DEMO = env_bool("REGISTRY_LOAD_DEMO", False)
+REGISTRY_CRAWL_MIN_INTERVAL_SECONDS = env_int("REGISTRY_CRAWL_MIN_INTERVAL_SECONDS", 300, minimum=60)
+REGISTRY_CRAWL_MAX_INTERVAL_SECONDS = env_int(
+    "REGISTRY_CRAWL_MAX_INTERVAL_SECONDS", 7 * 86400, minimum=300
+)
+REGISTRY_CRAWL_BACKOFF_BASE_SECONDS = env_int("REGISTRY_CRAWL_BACKOFF_BASE_SECONDS", 300, minimum=1)
+REGISTRY_UNREACHABLE_AFTER_FAILURES = env_int("REGISTRY_UNREACHABLE_AFTER_FAILURES", 5, minimum=1)
+REGISTRY_GONE_AFTER_SECONDS = env_int("REGISTRY_GONE_AFTER_SECONDS", 7 * 86400, minimum=0)
+REGISTRY_ATTEMPT_RETENTION_DAYS = env_int("REGISTRY_ATTEMPT_RETENTION_DAYS", 90, minimum=1)
+REGISTRY_SWEEP_BATCH = env_int("REGISTRY_SWEEP_BATCH", 500, minimum=1)
+REGISTRY_SWEEP_INTERVAL_SECONDS = env_float("REGISTRY_SWEEP_INTERVAL_SECONDS", 30.0)
+# Politeness towards each origin, shared by all workers through Redis.
+REGISTRY_ORIGIN_CONCURRENCY = env_int("REGISTRY_ORIGIN_CONCURRENCY", 2, minimum=1)
+REGISTRY_ORIGIN_MIN_GAP_SECONDS = env_float(
+    "REGISTRY_ORIGIN_MIN_GAP_SECONDS", 1.0, allow_zero=True
+)
+REGISTRY_IMPORT_MAX_URLS = env_int("REGISTRY_IMPORT_MAX_URLS", 10000, minimum=1)
+
+CELERY_BEAT_SCHEDULE = {
+    "sweep-due-crawls": {"task": "cards.sweep_due", "schedule": REGISTRY_SWEEP_INTERVAL_SECONDS},
+    "prune-crawl-attempts": {"task": "cards.prune_history", "schedule": 86400.0},
+}
 
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": env_str("REGISTRY_LOG_LEVEL", "INFO")},
+    # One line per outbound request is noise; the crawl outcome is recorded on the agent.
+    "loggers": {"httpx": {"level": "WARNING"}, "httpcore": {"level": "WARNING"}},
 }

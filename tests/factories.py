@@ -6,7 +6,7 @@ import json
 from typing import Any
 
 from cards.models import Agent
-from cards.services import card_ingest
+from cards.crawling import card_ingest
 from registry.http import FetchResult
 
 

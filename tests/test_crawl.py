@@ -5,7 +5,7 @@ from typing import Any
 
 import pytest
 
-from cards import services
+from cards import crawling, services
 from cards.models import Agent, Mode, Snapshot
 from cards.tasks import crawl_agent
 from tests.factories import minimal_card
@@ -23,11 +23,11 @@ def test_a_crawl_stores_one_snapshot_per_distinct_content(
 ) -> None:
     url = card_server.serve("/a.json", json.dumps(minimal_card(version="1.0.0")).encode())
     agent = make_agent(url)
-    assert services.agent_crawl(agent_id=agent.pk) == "stored"
-    assert services.agent_crawl(agent_id=agent.pk) == "unchanged"
+    assert crawling.agent_crawl(agent_id=agent.pk) == "stored"
+    assert crawling.agent_crawl(agent_id=agent.pk) == "unchanged"
     assert Snapshot.objects.filter(agent=agent).count() == 1
     card_server.serve("/a.json", json.dumps(minimal_card(version="1.1.0")).encode())
-    assert services.agent_crawl(agent_id=agent.pk) == "stored"
+    assert crawling.agent_crawl(agent_id=agent.pk) == "stored"
     agent.refresh_from_db()
     assert agent.version == "1.1.0"
     assert Snapshot.objects.filter(agent=agent).count() == 2
@@ -46,8 +46,8 @@ def test_a_conditional_get_answered_304_is_a_success_without_a_snapshot(
 
     card_server.routes["/e.json"] = etagged
     agent = make_agent(card_server.url("/e.json"))
-    assert services.agent_crawl(agent_id=agent.pk) == "stored"
-    assert services.agent_crawl(agent_id=agent.pk) == "not-modified"
+    assert crawling.agent_crawl(agent_id=agent.pk) == "stored"
+    assert crawling.agent_crawl(agent_id=agent.pk) == "not-modified"
     agent.refresh_from_db()
     assert agent.status == "ok" and agent.last_http_status == 304
     assert Snapshot.objects.filter(agent=agent).count() == 1
@@ -59,7 +59,7 @@ def test_a_server_error_is_transient_and_recorded(
     url = card_server.serve("/down.json", b"oops", status=503, headers={"Retry-After": "120"})
     agent = make_agent(url)
     with pytest.raises(services.TransientCrawlError) as caught:
-        services.agent_crawl(agent_id=agent.pk)
+        crawling.agent_crawl(agent_id=agent.pk)
     assert caught.value.retry_after == 120
     agent.refresh_from_db()
     assert agent.status == "error" and agent.last_http_status == 503
@@ -68,7 +68,7 @@ def test_a_server_error_is_transient_and_recorded(
 
 def test_a_missing_card_is_permanent(card_server: CardServer, loopback_allowed: None) -> None:
     agent = make_agent(card_server.origin, discover=True)
-    assert services.agent_crawl(agent_id=agent.pk) == "error"
+    assert crawling.agent_crawl(agent_id=agent.pk) == "error"
     agent.refresh_from_db()
     assert "agent-card.json" in agent.last_error and "agent.json" in agent.last_error
     assert agent.last_http_status == 404
@@ -89,10 +89,10 @@ def test_invalid_json_keeps_what_was_indexed_before(
 ) -> None:
     url = card_server.serve("/c.json", json.dumps(minimal_card(name="Good")).encode())
     agent = make_agent(url)
-    services.agent_crawl(agent_id=agent.pk)
+    crawling.agent_crawl(agent_id=agent.pk)
     modes_before = Mode.objects.filter(agent=agent).count()
     card_server.serve("/c.json", b'{"name": "broken",')
-    services.agent_crawl(agent_id=agent.pk)
+    crawling.agent_crawl(agent_id=agent.pk)
     agent.refresh_from_db()
     assert agent.status == "error"
     assert agent.valid is False
@@ -108,7 +108,7 @@ def test_a_redirect_to_a_refused_address_ends_up_on_the_agent(
         status=302, headers={"Location": "http://10.0.0.7/card.json"}
     )
     agent = make_agent(card_server.url("/hop"))
-    assert services.agent_crawl(agent_id=agent.pk) == "error"
+    assert crawling.agent_crawl(agent_id=agent.pk) == "error"
     agent.refresh_from_db()
     assert "10.0.0.7" in agent.last_error
     assert agent.last_error_code == "address-refused"
@@ -117,7 +117,7 @@ def test_a_redirect_to_a_refused_address_ends_up_on_the_agent(
 def test_html_is_refused_as_a_card(card_server: CardServer, loopback_allowed: None) -> None:
     url = card_server.serve("/page", b"<html></html>", content_type="text/html")
     agent = make_agent(url)
-    assert services.agent_crawl(agent_id=agent.pk) == "error"
+    assert crawling.agent_crawl(agent_id=agent.pk) == "error"
     agent.refresh_from_db()
     assert agent.last_error_code == "content-type"
 
@@ -129,7 +129,7 @@ def test_a_card_served_as_text_plain_is_accepted_with_a_warning(
         "/t.json", json.dumps(minimal_card()).encode(), content_type="text/plain"
     )
     agent = make_agent(url)
-    services.agent_crawl(agent_id=agent.pk)
+    crawling.agent_crawl(agent_id=agent.pk)
     agent.refresh_from_db()
     assert agent.status == "ok"
     assert "fetch.lenient-content-type" in {f["code"] for f in agent.findings}
@@ -140,11 +140,11 @@ def test_a_nul_character_is_reported_not_crashed_on(
 ) -> None:
     url = card_server.serve("/n.json", json.dumps(minimal_card(name="a\u0000b")).encode())
     agent = make_agent(url)
-    services.agent_crawl(agent_id=agent.pk)
+    crawling.agent_crawl(agent_id=agent.pk)
     agent.refresh_from_db()
     assert agent.status == "error"
     assert "json.nul-character" in {f["code"] for f in agent.findings}
 
 
 def test_crawling_a_deleted_agent_is_a_no_op(db: None) -> None:
-    assert services.agent_crawl(agent_id="00000000-0000-0000-0000-000000000000") == "missing"
+    assert crawling.agent_crawl(agent_id="00000000-0000-0000-0000-000000000000") == "missing"

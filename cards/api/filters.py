@@ -62,6 +62,12 @@ class AgentFilter(django_filters.FilterSet):
     verified = StrictBooleanFilter(
         method="filter_verified", help_text="Signed with a key bound to the agent's origin."
     )
+    health = django_filters.MultipleChoiceFilter(
+        field_name="health",
+        choices=Agent.Health.choices,
+        help_text="healthy, degraded, unreachable, gone or unknown; repeatable (any matches). "
+        "Without it, gone agents are left out.",
+    )
     status = django_filters.ChoiceFilter(field_name="status", choices=Agent.Status.choices)
 
     class Meta:

@@ -8,6 +8,7 @@ from django.urls import reverse
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from cards import health
 from cards.models import Agent, AgentKey, Extension, Skill
 
 
@@ -111,6 +112,7 @@ class AgentSummarySerializer(serializers.ModelSerializer):
             "provider",
             "shape",
             "status",
+            "health",
             "signature_status",
             "streaming",
             "skills",
@@ -147,6 +149,7 @@ class AgentDetailSerializer(AgentSummarySerializer):
     interfaces = serializers.JSONField()
     content_sha256 = serializers.CharField()
     signature = serializers.SerializerMethodField()
+    health = serializers.SerializerMethodField()
 
     class Meta(AgentSummarySerializer.Meta):
         fields = [
@@ -163,6 +166,7 @@ class AgentDetailSerializer(AgentSummarySerializer):
             "interfaces",
             "capabilities",
             "status",
+            "health",
             "crawl",
             "content_sha256",
             "signature",
@@ -185,6 +189,17 @@ class AgentDetailSerializer(AgentSummarySerializer):
         summary = super().get_validation(agent)
         summary["findings"] = agent.findings
         return summary
+
+    @extend_schema_field({"type": "object", "additionalProperties": True})
+    def get_health(self, agent: Agent) -> dict[str, Any]:
+        return {
+            "state": agent.health,
+            "consecutive_failures": agent.consecutive_failures,
+            "gone_since": agent.gone_since,
+            "last_success_at": agent.last_success_at,
+            "uptime_7d": health.uptime(agent, days=7),
+            "uptime_30d": health.uptime(agent, days=30),
+        }
 
     @extend_schema_field({"type": "object", "additionalProperties": True})
     def get_signature(self, agent: Agent) -> dict[str, Any]:

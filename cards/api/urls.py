@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from django.urls import path
 
-from cards.api import views
+from cards.api import imports, views
 
 urlpatterns = [
     path("agents", views.AgentListCreateView.as_view(), name="agent-list"),
@@ -10,6 +10,8 @@ urlpatterns = [
     path("agents/<uuid:pk>/card", views.AgentCardView.as_view(), name="agent-card"),
     path("agents/<uuid:pk>/history", views.AgentHistoryView.as_view(), name="agent-history"),
     path("agents/<uuid:pk>/recrawl", views.AgentRecrawlView.as_view(), name="agent-recrawl"),
+    path("imports", imports.ImportCreateView.as_view(), name="import-create"),
+    path("imports/<uuid:pk>", imports.ImportDetailView.as_view(), name="import-detail"),
     path("validate", views.ValidateView.as_view(), name="validate"),
     path("skills", views.SkillListView.as_view(), name="skill-list"),
     path("tags", views.TagFacetView.as_view(), name="tag-facets"),

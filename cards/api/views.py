@@ -70,7 +70,11 @@ class AgentListCreateView(generics.ListAPIView):
         skills = Prefetch(
             "skills", queryset=Skill.objects.only("agent_id", "skill_id", "name", "tags")
         )
-        return Agent.objects.prefetch_related(skills)
+        agents = Agent.objects.prefetch_related(skills)
+        if "health" not in self.request.query_params:
+            # Agents whose card has answered 404/410 for a week are hidden unless asked for.
+            agents = agents.exclude(health=Agent.Health.GONE)
+        return agents
 
     def list(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         _limit(request, 20)
@@ -159,6 +163,7 @@ class SnapshotSerializer(serializers.ModelSerializer):
             "content_type",
             "shape",
             "counts",
+            "changes",
             "signature",
             "events",
         ]

@@ -21,7 +21,7 @@ class Migration(migrations.Migration):
         migrations.AddField(
             model_name='agent',
             name='signature_status',
-            field=models.CharField(blank=True, db_index=True, help_text='unsigned, verified, unbound-key, invalid or key-unavailable; empty until crawled.', max_length=16),
+            field=models.CharField(blank=True, db_index=True, help_text='unsigned, verified, unbound-key, invalid or key-unavailable (empty: never).', max_length=16),
         ),
         migrations.AddField(
             model_name='snapshot',

@@ -11,9 +11,8 @@ from typing import Any
 
 import pytest
 
-from cards import parsing
 from cards.findings import Finding, counts, extend_pointer, json_pointer
-from cards.parsing import ParsedDocument, detect_shape, normalise_card, parse_card_bytes
+from cards.parsing import ParsedDocument, detect_shape, normalise_card, parse_card_bytes, pipeline
 
 SHARED = Path(__file__).resolve().parents[3] / "shared"
 CORPUS = SHARED / "corpus"
@@ -245,7 +244,7 @@ def test_a_parser_bug_becomes_a_finding_instead_of_an_exception(
     def broken(raw: bytes, max_depth: int) -> None:
         raise AssertionError("bug")
 
-    monkeypatch.setattr(parsing, "_decode_json", broken)
+    monkeypatch.setattr(pipeline, "decode_json", broken)
 
     doc = parse_card_bytes(b"{}")
 

@@ -5,8 +5,8 @@ from typing import Any
 
 from django.core.management.base import BaseCommand
 
+from cards.crawling import card_ingest
 from cards.models import Agent
-from cards.services import card_ingest
 from registry.http import FetchResult
 
 DEMO_DIR = Path(__file__).resolve().parents[2] / "demo"

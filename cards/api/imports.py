@@ -1,0 +1,79 @@
+"""Bulk import endpoints: create a job, follow its progress."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.shortcuts import get_object_or_404
+from drf_spectacular.utils import extend_schema, inline_serializer
+from rest_framework import serializers, status
+from rest_framework.permissions import IsAuthenticated
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from cards import imports, progress
+from cards.api.views import _json_object
+from cards.models import ImportJob
+
+
+def import_document(
+    job: ImportJob, request: Request, *, with_results: bool = True
+) -> dict[str, Any]:
+    document: dict[str, Any] = {
+        "id": str(job.pk),
+        "status": job.status,
+        "source_url": job.source_url or None,
+        "error": job.error or None,
+        "created_at": job.created_at,
+        "started_at": job.started_at,
+        "finished_at": job.finished_at,
+        "total": job.total,
+        "counts": imports.outcome_counts(job),
+        "progress": imports.progress_document(job),
+        "progress_extension": progress.EXTENSION_URI,
+        "links": {"self": request.build_absolute_uri(f"/api/v1/imports/{job.pk}")},
+    }
+    if with_results:
+        document["results"] = [
+            {
+                "url": item.url,
+                "outcome": item.outcome,
+                "agent_id": str(item.agent_id) if item.agent_id else None,
+                "created": item.created,
+                "detail": item.detail,
+            }
+            for item in job.items.all().order_by("position")
+        ]
+    return document
+
+
+class ImportCreateView(APIView):
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(
+        request=inline_serializer(
+            "ImportRequest",
+            {
+                "urls": serializers.ListField(child=serializers.CharField(), required=False),
+                "url": serializers.URLField(required=False),
+            },
+        ),
+        responses={202: dict},
+    )
+    def post(self, request: Request) -> Response:
+        body = _json_object(request)
+        job = imports.import_create(
+            urls=body.get("urls"), source_url=body.get("url"), user=request.user
+        )
+        job.refresh_from_db()
+        return Response(
+            import_document(job, request, with_results=False), status=status.HTTP_202_ACCEPTED
+        )
+
+
+class ImportDetailView(APIView):
+    @extend_schema(responses={200: dict})
+    def get(self, request: Request, pk: Any) -> Response:
+        job = get_object_or_404(ImportJob, pk=pk)
+        return Response(import_document(job, request))

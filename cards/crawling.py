@@ -1,0 +1,244 @@
+"""Crawling one agent: fetch, check, verify, store, index, and record the outcome.
+
+Every outcome lands on the agent row (status, health, last error, timings, next crawl) and as a
+``CrawlAttempt``; nothing important lives only in logs. Network work (the card, JWKS documents)
+happens before the transaction that writes, so no row lock is held while waiting on a server.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from datetime import datetime
+from typing import Any
+
+from django.db import transaction
+from django.utils import timezone
+
+from cards import health, politeness, trust
+from cards.changes import summarise
+from cards.discovery import origin_of
+from cards.findings import counts
+from cards.indexing import apply_summary, index_card
+from cards.models import Agent, CrawlAttempt, Snapshot
+from cards.parsing import parse_card_bytes
+from cards.services import CardReport, TransientCrawlError, card_check, fetch_card
+from registry.http import FetchError, FetchResult
+
+
+def _conditional_headers(agent: Agent) -> dict[str, str]:
+    if agent.latest_snapshot_id is None:
+        return {}
+    headers: dict[str, str] = {}
+    if agent.etag:
+        headers["If-None-Match"] = agent.etag
+    if agent.last_modified:
+        headers["If-Modified-Since"] = agent.last_modified
+    return headers
+
+
+def _attempt(
+    agent: Agent,
+    *,
+    started_at: datetime,
+    outcome: str,
+    success: bool,
+    http_status: int | None,
+    size: int = 0,
+    error: FetchError | None = None,
+) -> None:
+    CrawlAttempt.objects.create(
+        agent=agent,
+        started_at=started_at,
+        duration_ms=(timezone.now() - started_at).total_seconds() * 1000,
+        http_status=http_status,
+        bytes=size,
+        outcome=outcome,
+        success=success,
+        error_code=error.code if error else "",
+        error=error.reason[:2000] if error else "",
+    )
+
+
+def agent_crawl(*, agent_id: Any) -> str:
+    """Fetch, parse, validate, verify and index one agent's card. Idempotent.
+
+    Returns the outcome (``stored``, ``unchanged``, ``not-modified``, ``error``, ``missing``).
+    Raises :class:`TransientCrawlError` after recording a failure that is worth retrying.
+    """
+    agent = Agent.objects.filter(pk=agent_id).first()
+    if agent is None:
+        return "missing"
+    started_at = timezone.now()
+    started = time.monotonic()
+    try:
+        result = fetch_card(agent.url, discover=agent.discover, headers=_conditional_headers(agent))
+    except FetchError as err:
+        _record_failure(agent.pk, err, started_at=started_at, fetch_ms=_ms(started))
+        if err.retry_after:
+            politeness.postpone(origin_of(agent.card_url or agent.url), err.retry_after)
+        if err.transient:
+            raise TransientCrawlError(err.reason, retry_after=err.retry_after) from err
+        return "error"
+    if result.not_modified:
+        return _record_not_modified(agent.pk, result, started_at=started_at, fetch_ms=_ms(started))
+    return card_ingest(
+        agent_id=agent.pk, result=result, fetch_ms=_ms(started), started_at=started_at
+    )
+
+
+def _ms(started: float) -> float:
+    return (time.monotonic() - started) * 1000
+
+
+def _record_failure(
+    agent_id: Any, err: FetchError, *, started_at: datetime, fetch_ms: float
+) -> None:
+    now = timezone.now()
+    with transaction.atomic():
+        agent = Agent.objects.select_for_update().filter(pk=agent_id).first()
+        if agent is None:
+            return
+        agent.status = Agent.Status.ERROR
+        agent.last_error = err.reason[:2000]
+        agent.last_error_code = err.code
+        agent.last_http_status = err.status
+        agent.last_crawled_at = now
+        agent.fetch_ms = fetch_ms
+        health.after_failure(agent, now, http_status=err.status, retry_after=err.retry_after)
+        agent.save()
+        _attempt(
+            agent,
+            started_at=started_at,
+            outcome="error",
+            success=False,
+            http_status=err.status,
+            error=err,
+        )
+
+
+def _record_not_modified(
+    agent_id: Any, result: FetchResult, *, started_at: datetime, fetch_ms: float
+) -> str:
+    """304: the card is unchanged, but its keys may not be: verify the stored card again."""
+    agent = Agent.objects.select_related("latest_snapshot").get(pk=agent_id)
+    snapshot = agent.latest_snapshot
+    signature = None
+    if snapshot is not None:
+        parsed = parse_card_bytes(bytes(snapshot.raw))
+        signature = trust.signature_check(parsed, card_url=agent.card_url, agent_id=agent.pk)
+    now = timezone.now()
+    with transaction.atomic():
+        agent = Agent.objects.select_for_update().get(pk=agent_id)
+        agent.status = Agent.Status.OK
+        agent.last_error = ""
+        agent.last_error_code = ""
+        agent.last_http_status = 304
+        agent.last_crawled_at = now
+        agent.last_success_at = now
+        agent.fetch_ms = fetch_ms
+        health.after_success(agent, now, max_age=health.max_age_of(result.headers))
+        trust.record_signature(agent, signature, snapshot=snapshot, now=now)
+        agent.save()
+        _attempt(
+            agent, started_at=started_at, outcome="not-modified", success=True, http_status=304
+        )
+    return "not-modified"
+
+
+def _apply_report(agent: Agent, report: CardReport, now: datetime) -> None:
+    agent.findings = [f.as_dict() for f in report.findings]
+    tally = counts(report.findings)
+    agent.error_count, agent.warning_count, agent.info_count = (
+        tally["error"],
+        tally["warning"],
+        tally["info"],
+    )
+    agent.valid = report.valid
+    if report.card is None:
+        first = next((f for f in report.findings if f.severity == "error"), None)
+        agent.status = Agent.Status.ERROR
+        agent.last_error = first.message if first else "the document is not an agent card"
+        agent.last_error_code = first.code if first else "card.unusable"
+    else:
+        agent.shape = report.parsed.shape
+        agent.status = Agent.Status.OK
+        agent.last_error = ""
+        agent.last_error_code = ""
+        agent.last_success_at = now
+
+
+def card_ingest(
+    *,
+    agent_id: Any,
+    result: FetchResult,
+    fetch_ms: float | None = None,
+    started_at: datetime | None = None,
+) -> str:
+    """Store what a fetch returned: a snapshot when the content is new, findings, index rows.
+
+    A document that does not parse keeps what was indexed before: the agent shows the error and
+    its findings, and search keeps answering from the last card that parsed.
+    """
+    started = time.monotonic()
+    report = card_check(raw=result.body, lenient_content_type=result.lenient_content_type)
+    signature = trust.signature_check(report.parsed, card_url=result.url, agent_id=agent_id)
+    sha256 = hashlib.sha256(result.body).hexdigest()
+    now = timezone.now()
+    with transaction.atomic():
+        agent = (
+            Agent.objects.select_for_update(of=("self",))
+            .select_related("latest_snapshot")
+            .filter(pk=agent_id)
+            .first()
+        )
+        if agent is None:
+            return "missing"
+        previous = agent.latest_snapshot
+        snapshot, created = Snapshot.objects.get_or_create(
+            agent=agent,
+            sha256=sha256,
+            defaults={
+                "raw": result.body,
+                "content_type": result.headers.get("content-type", "")[:255],
+                "card_url": result.url[:2048],
+                "data": report.parsed.data,
+                "card": report.card,
+                "shape": report.parsed.shape,
+                "findings": [f.as_dict() for f in report.findings],
+                "signature": signature.as_dict() if signature else {},
+                "changes": summarise(
+                    previous.card if previous else None,
+                    report.card,
+                    old_signature=previous.signature if previous else None,
+                    new_signature=signature.as_dict() if signature else None,
+                ),
+                "fetched_at": now,
+            },
+        )
+        changed = agent.latest_snapshot_id != snapshot.pk
+        if report.card is not None and (changed or agent.content_sha256 != sha256):
+            apply_summary(agent, report.card)
+            index_card(agent, report.card)
+        agent.latest_snapshot = snapshot
+        agent.content_sha256 = sha256
+        agent.card_url = result.url[:2048]
+        _apply_report(agent, report, now)
+        agent.last_http_status = result.status
+        agent.last_crawled_at = now
+        agent.fetch_ms = fetch_ms
+        agent.process_ms = (time.monotonic() - started) * 1000
+        agent.etag = (result.etag or "")[:512]
+        agent.last_modified = (result.last_modified or "")[:128]
+        health.after_success(agent, now, max_age=health.max_age_of(result.headers))
+        trust.record_signature(agent, signature, snapshot=snapshot, now=now)
+        agent.save()
+        _attempt(
+            agent,
+            started_at=started_at or now,
+            outcome="stored" if created else "unchanged",
+            success=True,
+            http_status=result.status,
+            size=len(result.body),
+        )
+    return "stored" if created else "unchanged"

@@ -1,0 +1,262 @@
+"""Bulk import: many URLs submitted and crawled by the workers in parallel, with progress.
+
+Progress is reported in the Task Progress Metadata v1 shape (seed 002): one tracker per phase
+(``list``, ``submit``, ``crawl``) and an aggregate. An item's state only moves forward, so the
+counts, and therefore the progress, never go back.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from typing import Any
+
+from django.conf import settings
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
+from django.db.models import Count, Max
+from django.utils import timezone
+
+from cards import crawling, services
+from cards.models import ImportItem, ImportJob
+from registry.errors import ProblemError
+from registry.http import FetchError, fetch
+
+_OPEN = (ImportItem.Outcome.PENDING, ImportItem.Outcome.SUBMITTED)
+
+
+def _bad_request(detail: str, pointer: str) -> ProblemError:
+    return ProblemError(
+        status=400,
+        slug="invalid-request",
+        title="Invalid import",
+        detail=detail,
+        errors=[{"pointer": pointer, "message": detail}],
+    )
+
+
+def urls_from_document(document: Any) -> list[str]:
+    """Card URLs from a listing: ``[url, ...]``, ``{"urls": [...]}`` or ``{"agents": [...]}``."""
+    if isinstance(document, dict):
+        document = document.get("urls", document.get("agents"))
+    if not isinstance(document, list):
+        raise ValueError('expected a JSON list of URLs, {"urls": [...]} or {"agents": [...]}')
+    urls: list[str] = []
+    for entry in document:
+        if isinstance(entry, dict):
+            entry = entry.get("url")
+        if isinstance(entry, str) and entry.strip():
+            urls.append(entry.strip())
+    return urls
+
+
+def _check_count(urls: list[str], pointer: str) -> None:
+    if not urls:
+        raise _bad_request("the import lists no URL", pointer)
+    if len(urls) > settings.REGISTRY_IMPORT_MAX_URLS:
+        raise _bad_request(
+            f"an import takes at most {settings.REGISTRY_IMPORT_MAX_URLS} URLs", pointer
+        )
+
+
+def _create_items(job: ImportJob, urls: list[str], now: datetime) -> None:
+    ImportItem.objects.bulk_create(
+        [ImportItem(job=job, position=i, url=url[:4096]) for i, url in enumerate(urls)],
+        batch_size=1000,
+    )
+    job.total = len(urls)
+    job.listed_at = now
+    job.save(update_fields=["total", "listed_at"])
+
+
+def import_create(
+    *, urls: Any = None, source_url: Any = None, user: AbstractBaseUser | None, enqueue: bool = True
+) -> ImportJob:
+    """Create an import from a list of URLs, or from the URL of a document listing them."""
+    if (urls is None) == (source_url is None):
+        raise _bad_request('give either "urls" (a list) or "url" (a document listing them)', "")
+    if urls is not None:
+        if not isinstance(urls, list) or not all(isinstance(u, str) for u in urls):
+            raise _bad_request("urls must be a list of strings", "/urls")
+        _check_count(urls, "/urls")
+    else:
+        source_url = services.submitted_url_check(source_url)
+    now = timezone.now()
+    with transaction.atomic():
+        job = ImportJob.objects.create(created_by=user, source_url=source_url or "")
+        if urls is not None:
+            _create_items(job, urls, now)
+        if enqueue:
+            transaction.on_commit(lambda: _enqueue(job.pk))
+    return job
+
+
+def _enqueue(job_id: Any) -> None:
+    from cards.tasks import process_import
+
+    try:
+        process_import.delay(str(job_id))
+    except Exception:  # broker down: the job stays queued; `import_agents --resume` runs it
+        ImportJob.objects.filter(pk=job_id).update(error="the task queue was unreachable")
+
+
+def import_list(*, job_id: Any) -> list[int]:
+    """Start the job: read the source document if needed; returns the ids of items to process."""
+    job = ImportJob.objects.get(pk=job_id)
+    now = timezone.now()
+    if job.started_at is None:
+        job.started_at = now
+    job.status = ImportJob.Status.RUNNING
+    job.save(update_fields=["started_at", "status"])
+    if job.listed_at is None:
+        try:
+            result = fetch(job.source_url)
+            urls = urls_from_document(json.loads(result.body))
+            _check_count(urls, "/url")
+        except (FetchError, ValueError, ProblemError) as exc:
+            detail = exc.detail if isinstance(exc, ProblemError) else str(exc)
+            job.status = ImportJob.Status.FAILED
+            job.error = f"could not read the list of URLs: {detail}"[:2000]
+            job.finished_at = timezone.now()
+            job.save(update_fields=["status", "error", "finished_at"])
+            return []
+        _create_items(job, urls, timezone.now())
+    ids = list(job.items.filter(outcome__in=_OPEN).values_list("id", flat=True))
+    if not ids:
+        _finish_if_done(job.pk)
+    return ids
+
+
+def import_item_process(*, item_id: int) -> str:
+    """Submit one URL (or find its agent) and crawl it; records the outcome on the item."""
+    item = ImportItem.objects.select_related("job").filter(pk=item_id).first()
+    if item is None or item.outcome in ImportItem.TERMINAL:
+        return "skipped"
+    if item.outcome == ImportItem.Outcome.PENDING:
+        try:
+            agent, created = services.agent_submit(
+                url=item.url, user=item.job.created_by, enqueue=False
+            )
+        except ProblemError as problem:
+            _set(item, ImportItem.Outcome.INVALID, problem.detail)
+            return item.outcome
+        item.agent, item.created = agent, created
+        _set(item, ImportItem.Outcome.SUBMITTED, "new agent" if created else "already registered")
+    try:
+        outcome = crawling.agent_crawl(agent_id=item.agent_id)
+    except services.TransientCrawlError as exc:
+        # The agent stays due: the periodic sweep retries it with backoff.
+        _set(item, ImportItem.Outcome.FAILED, f"{exc} (will be retried by the crawler)")
+        return item.outcome
+    if outcome == "error":
+        error = (
+            item.agent.__class__.objects.filter(pk=item.agent_id)
+            .values_list("last_error", flat=True)
+            .first()
+        )
+        _set(item, ImportItem.Outcome.FAILED, error or "the crawl failed")
+    else:
+        _set(item, ImportItem.Outcome.CRAWLED, outcome)
+    return item.outcome
+
+
+def _set(item: ImportItem, outcome: str, detail: str) -> None:
+    item.outcome = outcome
+    item.detail = detail[:2000]
+    item.save(update_fields=["outcome", "detail", "agent", "created", "updated_at"])
+    if outcome in ImportItem.TERMINAL:
+        _finish_if_done(item.job_id)
+
+
+def _finish_if_done(job_id: Any) -> None:
+    if ImportItem.objects.filter(job_id=job_id, outcome__in=_OPEN).exists():
+        return
+    ImportJob.objects.filter(pk=job_id).exclude(
+        status__in=[ImportJob.Status.COMPLETED, ImportJob.Status.FAILED]
+    ).update(status=ImportJob.Status.COMPLETED, finished_at=timezone.now())
+
+
+# --- progress ----------------------------------------------------------------------------------
+
+
+def _rfc3339(moment: datetime | None) -> str | None:
+    return moment.isoformat().replace("+00:00", "Z") if moment else None
+
+
+def _tracker(
+    tracker_id: str,
+    progress: int,
+    total: int,
+    message: str,
+    *,
+    failed: bool = False,
+    started: datetime | None,
+    updated: datetime | None,
+) -> dict[str, Any]:
+    status = "failed" if failed else ("completed" if progress >= total and total > 0 else "running")
+    tracker: dict[str, Any] = {
+        "id": tracker_id,
+        "progress": progress,
+        "total": total,
+        "message": message[:512],
+        "status": status,
+    }
+    if started:
+        tracker["startedAt"] = _rfc3339(started)
+    if updated:
+        tracker["updatedAt"] = _rfc3339(updated)
+    return tracker
+
+
+def outcome_counts(job: ImportJob) -> dict[str, int]:
+    counts = {outcome: 0 for outcome in ImportItem.Outcome.values}
+    for row in job.items.values("outcome").annotate(n=Count("id")):
+        counts[row["outcome"]] = row["n"]
+    return counts
+
+
+def progress_document(job: ImportJob) -> dict[str, Any]:
+    """The job's progress as a Task Progress Metadata v1 payload (seed 002, section 5)."""
+    counts = outcome_counts(job)
+    total = job.total
+    done = counts["invalid"] + counts["crawled"] + counts["failed"]
+    submitted = done + counts["submitted"]
+    updated = job.items.aggregate(at=Max("updated_at"))["at"] or job.listed_at or job.created_at
+    failed_listing = job.status == ImportJob.Status.FAILED and job.listed_at is None
+    listing = _tracker(
+        "list",
+        1 if job.listed_at else 0,
+        1,
+        job.error if failed_listing else f"{total} URLs listed" if job.listed_at else "listing",
+        failed=failed_listing,
+        started=job.started_at or job.created_at,
+        updated=job.listed_at or job.started_at,
+    )
+    trackers = [listing]
+    if job.listed_at:
+        trackers.append(
+            _tracker(
+                "submit",
+                submitted,
+                total,
+                f"{submitted}/{total} submitted, {counts['invalid']} refused",
+                started=job.started_at,
+                updated=updated,
+            )
+        )
+        trackers.append(
+            _tracker(
+                "crawl",
+                done,
+                total,
+                f"{counts['crawled']} crawled, {counts['failed']} failed",
+                started=job.started_at,
+                updated=updated,
+            )
+        )
+    aggregate = {
+        "progress": done,
+        "total": total,
+        "message": f"{done} of {total} URLs processed",
+    }
+    return {"trackers": trackers, "aggregate": aggregate}

@@ -1,0 +1,53 @@
+"""What every rule works with: the caller's RuleContext, the findings Report and the Run."""
+
+from __future__ import annotations
+
+import ipaddress
+from dataclasses import dataclass
+from typing import Any
+
+from cards.findings import Finding, Severity
+from cards.parsing import Shape
+
+Network = ipaddress.IPv4Network | ipaddress.IPv6Network
+
+# Enough to show everything wrong with a real card; bounded so a hostile one cannot make
+# us store millions of rows.
+MAX_FINDINGS = 1000
+
+
+@dataclass(frozen=True)
+class RuleContext:
+    allow_http: bool = False
+    # Exempt from url.private-address (development and tests), like the fetcher's setting.
+    allowed_networks: tuple[Network, ...] = ()
+
+
+class Report:
+    def __init__(self) -> None:
+        self.findings: list[Finding] = []
+        self.dropped = 0
+
+    def add(self, code: str, severity: Severity, pointer: str, message: str) -> None:
+        if len(self.findings) >= MAX_FINDINGS:
+            self.dropped += 1
+            return
+        self.findings.append(Finding(code, severity, pointer, message))
+
+    def error(self, code: str, pointer: str, message: str) -> None:
+        self.add(code, "error", pointer, message)
+
+    def warning(self, code: str, pointer: str, message: str) -> None:
+        self.add(code, "warning", pointer, message)
+
+    def info(self, code: str, pointer: str, message: str) -> None:
+        self.add(code, "info", pointer, message)
+
+
+@dataclass
+class Run:
+    data: dict[str, Any]  # as served: every pointer points into this
+    card: dict[str, Any]  # the v1.0 normal form
+    shape: Shape
+    ctx: RuleContext
+    report: Report
