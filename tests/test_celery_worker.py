@@ -7,7 +7,7 @@ import os
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -35,18 +35,9 @@ def redis_available(url: str) -> bool:
         return False
 
 
-@pytest.fixture
-def celery_worker(
-    transactional_db: None, settings: Any, tmp_path: Path
-) -> Iterator[subprocess.Popen[bytes]]:
-    url = redis_url()
-    if not redis_available(url):
-        pytest.skip(f"Redis is not reachable at {url}; `make test` starts it")
-    import redis
-
-    redis.Redis.from_url(url).flushdb()
+def worker_env(url: str) -> dict[str, str]:
     database = django_settings.DATABASES["default"]
-    env = {
+    return {
         **os.environ,
         "DATABASE_URL": (
             f"postgres://{database['USER']}@{database['HOST']}:{database['PORT']}/{database['NAME']}"
@@ -57,26 +48,49 @@ def celery_worker(
         "REGISTRY_FETCH_ALLOW_HTTP": "true",
         "REGISTRY_FETCH_ALLOWED_NETWORKS": "127.0.0.0/8,::1/128",
         "REGISTRY_CRAWL_RETRY_BASE_SECONDS": "0.5",
+        "REGISTRY_ORIGIN_MIN_GAP_SECONDS": "0",
     }
-    worker = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "celery",
-            "-A",
-            "registry",
-            "worker",
-            "--pool=solo",
-            "--loglevel=INFO",
-            "--without-heartbeat",
-            "--without-gossip",
-            "--without-mingle",
-        ],
-        cwd=ROOT,
-        env=env,
-        stdout=(tmp_path / "worker.log").open("wb"),
-        stderr=subprocess.STDOUT,
-    )
+
+
+@pytest.fixture
+def start_worker(
+    transactional_db: None, settings: Any, tmp_path: Path
+) -> Iterator[Callable[..., subprocess.Popen[bytes]]]:
+    """Start real worker processes against Redis; the test process sends through the broker."""
+    url = redis_url()
+    if not redis_available(url):
+        pytest.skip(f"Redis is not reachable at {url}; `make test` starts it")
+    import redis
+
+    redis.Redis.from_url(url).flushdb()
+    workers: list[subprocess.Popen[bytes]] = []
+
+    def start(pool: str = "solo", concurrency: int = 1) -> subprocess.Popen[bytes]:
+        log = (tmp_path / f"worker-{len(workers)}.log").open("wb")
+        worker = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "celery",
+                "-A",
+                "registry",
+                "worker",
+                f"--pool={pool}",
+                f"--concurrency={concurrency}",
+                "--loglevel=INFO",
+                "--without-heartbeat",
+                "--without-gossip",
+                "--without-mingle",
+                f"--hostname=w{len(workers)}@%h",
+            ],
+            cwd=ROOT,
+            env=worker_env(url),
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
+        workers.append(worker)
+        return worker
+
     from registry.celery import app
 
     previous = (app.conf.task_always_eager, app.conf.broker_url)
@@ -84,14 +98,30 @@ def celery_worker(
     app.conf.broker_url = url
     settings.CELERY_TASK_ALWAYS_EAGER = False
     try:
-        yield worker
+        yield start
     finally:
         app.conf.task_always_eager, app.conf.broker_url = previous
-        worker.terminate()
-        try:
-            worker.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            worker.kill()
+        for worker in workers:
+            worker.terminate()
+        for worker in workers:
+            try:
+                worker.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                worker.kill()
+
+
+@pytest.fixture
+def celery_worker(start_worker: Callable[..., subprocess.Popen[bytes]]) -> subprocess.Popen[bytes]:
+    return start_worker()
+
+
+def wait_for(predicate: Callable[[], bool], timeout: float = 60) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.2)
+    return False
 
 
 @pytest.mark.celery_worker
@@ -159,3 +189,122 @@ def test_a_transient_failure_is_retried_by_the_worker_until_it_succeeds(
     assert agent.status == "ok", (agent.status, agent.last_error)
     assert agent.name == "Second time lucky"
     assert len(calls) == 2
+
+
+@pytest.mark.celery_worker
+def test_an_import_is_processed_by_real_workers(
+    celery_worker: subprocess.Popen[bytes],
+    token: str,
+    card_server: CardServer,
+    loopback_allowed: None,
+) -> None:
+    urls = [
+        card_server.serve(f"/i{i}.json", json.dumps(minimal_card(name=f"Bulk {i}")).encode())
+        for i in range(5)
+    ]
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Token {token}")
+    job_id = client.post("/api/v1/imports", {"urls": urls}, format="json").json()["id"]
+
+    def done() -> bool:
+        return client.get(f"/api/v1/imports/{job_id}").json()["status"] == "completed"
+
+    assert wait_for(done), client.get(f"/api/v1/imports/{job_id}").json()
+    document = client.get(f"/api/v1/imports/{job_id}").json()
+    assert document["counts"]["crawled"] == 5
+    assert Agent.objects.filter(name__startswith="Bulk", status="ok").count() == 5
+
+
+@pytest.mark.celery_worker
+def test_a_crawl_killed_midway_is_redelivered_and_leaves_one_snapshot(
+    start_worker: Callable[..., subprocess.Popen[bytes]],
+    card_server: CardServer,
+    loopback_allowed: None,
+) -> None:
+    import signal
+    import threading
+
+    from cards.models import Snapshot
+    from cards.services import agent_submit
+    from tests.support import Reply
+
+    body = json.dumps(minimal_card(name="Survivor")).encode()
+    first_request = threading.Event()
+    release = threading.Event()
+    calls: list[int] = []
+
+    def slow_then_fine(handler: Any) -> Reply:
+        calls.append(1)
+        if len(calls) == 1:
+            first_request.set()
+            release.wait(20)  # hold the first crawl until its worker process is killed
+        return Reply(body=body)
+
+    card_server.routes["/survivor.json"] = slow_then_fine
+    worker = start_worker(pool="prefork", concurrency=1)
+    agent, _ = agent_submit(url=card_server.url("/survivor.json"), user=None)
+    assert first_request.wait(60), "the worker never fetched the card"
+    children = subprocess.run(
+        ["pgrep", "-P", str(worker.pid)], capture_output=True, text=True
+    ).stdout.split()
+    assert children, "no pool process found"
+    for pid in children:
+        os.kill(int(pid), signal.SIGKILL)
+    release.set()
+
+    def crawled() -> bool:
+        agent.refresh_from_db()
+        return agent.status == "ok"
+
+    assert wait_for(crawled), (agent.status, agent.last_error)
+    assert agent.name == "Survivor"
+    assert len(calls) >= 2
+    assert Snapshot.objects.filter(agent=agent).count() == 1
+
+
+SUBMIT_SCRIPT = """
+import json, os, sys, django
+django.setup()
+from rest_framework.test import APIClient
+client = APIClient()
+client.credentials(HTTP_AUTHORIZATION="Token " + os.environ["TEST_TOKEN"])
+response = client.post("/api/v1/agents", {"url": sys.argv[1]}, format="json")
+print(json.dumps({"status": response.status_code, "body": response.json()}))
+"""
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_submission_while_the_broker_is_down_is_kept_and_swept_later(
+    token: str, card_server: CardServer, loopback_allowed: None
+) -> None:
+    from cards.tasks import sweep
+
+    card_server.serve(
+        "/.well-known/agent-card.json", json.dumps(minimal_card(name="Patient")).encode()
+    )
+    # A web process whose broker is down: nothing listens on port 1.
+    env = {
+        **worker_env("redis://127.0.0.1:1/0"),
+        "TEST_TOKEN": token,
+        "DJANGO_SETTINGS_MODULE": "registry.settings",
+        "ALLOWED_HOSTS": "testserver",
+    }
+    started = time.monotonic()
+    done = subprocess.run(
+        [sys.executable, "-c", SUBMIT_SCRIPT, card_server.origin],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert time.monotonic() - started < 30
+    reply = json.loads(done.stdout.strip().splitlines()[-1])
+    assert reply["status"] == 202
+    agent = Agent.objects.get(pk=reply["body"]["id"])
+    assert agent.status == "pending" and agent.next_crawl_at is not None
+    # The broker is back (tasks run in-process here): the sweep finds the pending agent.
+    assert sweep() == 1
+    agent.refresh_from_db()
+    assert agent.status == "ok" and agent.name == "Patient"
