@@ -24,6 +24,7 @@ from cards.models import Agent, CrawlAttempt, Snapshot
 from cards.parsing import parse_card_bytes
 from cards.services import CardReport, TransientCrawlError, card_check, fetch_card
 from registry.http import FetchError, FetchResult
+from schemas_app.services import index_agent_schemas
 
 
 def _conditional_headers(agent: Agent) -> dict[str, str]:
@@ -220,6 +221,7 @@ def card_ingest(
         if report.card is not None and (changed or agent.content_sha256 != sha256):
             apply_summary(agent, report.card)
             index_card(agent, report.card)
+            index_agent_schemas(agent=agent, card=report.card, snapshot=snapshot)
         agent.latest_snapshot = snapshot
         agent.content_sha256 = sha256
         agent.card_url = result.url[:2048]

@@ -17,6 +17,15 @@ class Agent(models.Model):
         OK = "ok"
         ERROR = "error"
 
+    class Moderation(models.TextChoices):
+        PENDING = "pending"
+        APPROVED = "approved"
+        FEATURED = "featured"
+        HIDDEN = "hidden"
+        REJECTED = "rejected"
+
+    PUBLIC_STATES = (Moderation.APPROVED, Moderation.FEATURED)
+
     class Health(models.TextChoices):
         UNKNOWN = "unknown"
         HEALTHY = "healthy"
@@ -36,6 +45,16 @@ class Agent(models.Model):
         blank=True,
         on_delete=models.SET_NULL,
         related_name="submitted_agents",
+        help_text="The owner: the account whose token submitted the agent.",
+    )
+    moderation = models.CharField(
+        max_length=16, choices=Moderation.choices, default=Moderation.APPROVED, db_index=True
+    )
+    moderation_reason = models.TextField(
+        blank=True, help_text="Why it was rejected or hidden; the owner sees it."
+    )
+    deleted_at = models.DateTimeField(
+        null=True, blank=True, help_text="Soft-deleted by its owner: kept for history, not listed."
     )
 
     # crawl state
@@ -341,3 +360,36 @@ class ImportItem(models.Model):
             models.UniqueConstraint(fields=["job", "position"], name="importitem_unique_position"),
         ]
         indexes = [models.Index(fields=["job", "outcome"], name="importitem_job_outcome_idx")]
+
+
+class AuditEntry(models.Model):
+    """One curator or owner action: who, when, what, why."""
+
+    actor = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    agent = models.ForeignKey(
+        Agent, null=True, blank=True, on_delete=models.SET_NULL, related_name="audit_entries"
+    )
+    action = models.CharField(max_length=32)
+    reason = models.TextField(blank=True)
+    detail = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        verbose_name_plural = "audit entries"
+
+
+class RegistrySigningKey(models.Model):
+    """The registry's own Ed25519 keys for the attestations it issues; the active one signs."""
+
+    kid = models.CharField(max_length=64, unique=True)
+    private_pem = models.TextField(help_text="PKCS#8 PEM of the private key.")
+    public_jwk = models.JSONField()
+    active = models.BooleanField(default=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    retired_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from django.db import connection
 from django.db.models import Count, Exists, OuterRef, Q, QuerySet
@@ -110,6 +111,18 @@ def with_provider(queryset: QuerySet[Agent], organization: str) -> QuerySet[Agen
     return queryset.alias(provider_upper=Upper("provider_organization")).filter(
         provider_upper=organization.upper()
     )
+
+
+def visible_agents(user: Any = None) -> QuerySet[Agent]:
+    """Agents a reader may see: staff see everything not deleted; everyone else sees approved and
+    featured agents, plus (for a signed-in owner) their own agents in any state."""
+    agents = Agent.objects.filter(deleted_at__isnull=True)
+    if user is not None and getattr(user, "is_staff", False):
+        return agents
+    public = Q(moderation__in=Agent.PUBLIC_STATES)
+    if user is not None and getattr(user, "is_authenticated", False):
+        public |= Q(submitted_by=user)
+    return agents.filter(public)
 
 
 # --- facets ----------------------------------------------------------------------------------

@@ -23,6 +23,7 @@ from cards.parsing import ParsedDocument, parse_card_bytes
 from cards.rules import RuleContext, validate_card
 from registry.errors import ProblemError
 from registry.http import FetchError, FetchPolicy, FetchResult, check_url, fetch
+from schemas_app.checks import schema_findings
 
 logger = logging.getLogger(__name__)
 
@@ -105,6 +106,7 @@ def card_check(*, raw: bytes, lenient_content_type: bool = False) -> CardReport:
         parsed.card = None
     if parsed.data is not None and parsed.card is not None:
         findings.extend(validate_card(parsed.data, parsed.card, parsed.shape, rule_context()))
+        findings.extend(schema_findings(parsed.data, parsed.card))
     return CardReport(parsed=parsed, findings=findings)
 
 
@@ -183,6 +185,11 @@ def agent_submit(
     normalised = submitted_url_check(url)
     existing = Agent.objects.filter(Q(url=normalised) | Q(card_url=normalised)).first()
     if existing is not None:
+        if existing.deleted_at is not None:
+            # Deleted by its owner, submitted again: it comes back, owned by this submitter.
+            from cards.moderation import agent_restore
+
+            agent_restore(agent=existing, actor=user)
         return existing, False
     discover = is_origin(normalised)
     try:
@@ -193,6 +200,11 @@ def agent_submit(
                 card_url="" if discover else normalised,
                 submitted_by=user,
                 next_crawl_at=timezone.now(),
+                moderation=(
+                    Agent.Moderation.APPROVED
+                    if settings.REGISTRY_AUTO_APPROVE
+                    else Agent.Moderation.PENDING
+                ),
             )
             if enqueue:
                 transaction.on_commit(lambda: enqueue_crawl(agent.pk))

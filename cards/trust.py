@@ -7,13 +7,11 @@ outcome (status, report, key continuity, history events) runs inside it.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from cards.models import Agent, AgentEvent, AgentKey, PinnedKey, Snapshot
 from cards.parsing import ParsedDocument
-
-if TYPE_CHECKING:
-    from cards.signatures import SignatureReport
+from cards.signatures import JwksSource, SignatureReport, verify_document
 
 
 def pinned_jwks(agent_id: Any) -> dict[str, Any] | None:
@@ -31,17 +29,13 @@ def signature_check(
     """Verify the signatures of a parsed document; None when there is no JSON to verify."""
     if parsed.data is None:
         return None
-    try:  # TEMP until the signatures package lands; removed before commit
-        from cards.signatures import JwksSource, verify_document
-    except ImportError:
-        return None
-
     return verify_document(
         data=parsed.data,
         envelope=parsed.envelope,
         card_url=card_url,
         pinned_jwks=pinned_jwks(agent_id) if agent_id is not None else None,
         jwks_source=JwksSource.from_settings(),
+        findings=parsed.findings,
     )
 
 

@@ -59,7 +59,9 @@ def env_int(name: str, default: int, *, minimum: int | None = None) -> int:
     return number
 
 
-def env_float(name: str, default: float, *, minimum: float = 0.0, allow_zero: bool = False) -> float:
+def env_float(
+    name: str, default: float, *, minimum: float = 0.0, allow_zero: bool = False
+) -> float:
     value = _raw(name)
     if value is None:
         return default

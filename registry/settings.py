@@ -47,6 +47,7 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "cards",
+    "schemas_app",
 ]
 
 MIDDLEWARE = [
@@ -137,6 +138,21 @@ SPECTACULAR_SETTINGS = {
     "REDOC_DIST": "SIDECAR",
 }
 
+# --- Cache (throttle counters, JWKS documents) ------------------------------------------------
+if env_optional("REDIS_URL") is not None:
+    CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": env_str("REDIS_CACHE_URL", env_str("REDIS_URL", "")),
+            "KEY_PREFIX": "registry",
+        }
+    }
+else:
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+
+# Submissions (and imports) per account, in DRF's "N/period" form; empty for no limit.
+REGISTRY_SUBMISSION_RATE = env_str("REGISTRY_SUBMISSION_RATE", "120/hour")
+
 # --- Celery ---------------------------------------------------------------------------------
 REDIS_URL = env_optional("REDIS_URL")
 CELERY_BROKER_URL = env_optional("CELERY_BROKER_URL") or REDIS_URL
@@ -173,7 +189,9 @@ REGISTRY_CRAWL_MAX_RETRIES = env_int("REGISTRY_CRAWL_MAX_RETRIES", 5, minimum=0)
 # First retry after about this long; each further retry doubles it (with jitter), up to an hour.
 REGISTRY_CRAWL_RETRY_BASE_SECONDS = env_float("REGISTRY_CRAWL_RETRY_BASE_SECONDS", 10.0)
 REGISTRY_CRAWL_INTERVAL_SECONDS = env_int("REGISTRY_CRAWL_INTERVAL_SECONDS", 6 * 3600, minimum=300)
-REGISTRY_CRAWL_MIN_INTERVAL_SECONDS = env_int("REGISTRY_CRAWL_MIN_INTERVAL_SECONDS", 300, minimum=60)
+REGISTRY_CRAWL_MIN_INTERVAL_SECONDS = env_int(
+    "REGISTRY_CRAWL_MIN_INTERVAL_SECONDS", 300, minimum=60
+)
 REGISTRY_CRAWL_MAX_INTERVAL_SECONDS = env_int(
     "REGISTRY_CRAWL_MAX_INTERVAL_SECONDS", 7 * 86400, minimum=300
 )
@@ -185,10 +203,25 @@ REGISTRY_SWEEP_BATCH = env_int("REGISTRY_SWEEP_BATCH", 500, minimum=1)
 REGISTRY_SWEEP_INTERVAL_SECONDS = env_float("REGISTRY_SWEEP_INTERVAL_SECONDS", 30.0)
 # Politeness towards each origin, shared by all workers through Redis.
 REGISTRY_ORIGIN_CONCURRENCY = env_int("REGISTRY_ORIGIN_CONCURRENCY", 2, minimum=1)
-REGISTRY_ORIGIN_MIN_GAP_SECONDS = env_float(
-    "REGISTRY_ORIGIN_MIN_GAP_SECONDS", 1.0, allow_zero=True
-)
+REGISTRY_ORIGIN_MIN_GAP_SECONDS = env_float("REGISTRY_ORIGIN_MIN_GAP_SECONDS", 1.0, allow_zero=True)
+# New agents start approved (an open registry; curators hide or reject) unless this is false.
+REGISTRY_AUTO_APPROVE = env_bool("REGISTRY_AUTO_APPROVE", True)
 REGISTRY_IMPORT_MAX_URLS = env_int("REGISTRY_IMPORT_MAX_URLS", 10000, minimum=1)
+
+# --- Attestations (docs/badges-and-attestations.md) -----------------------------------------
+# The registry's Ed25519 key: PEM text or a file path; unset, one is generated and stored.
+REGISTRY_SIGNING_KEY = env_optional("REGISTRY_SIGNING_KEY")
+if (
+    REGISTRY_SIGNING_KEY is not None
+    and "-----BEGIN" not in REGISTRY_SIGNING_KEY
+    and not Path(REGISTRY_SIGNING_KEY).is_file()
+):
+    raise ConfigError("REGISTRY_SIGNING_KEY must be a PEM private key or the path of a PEM file")
+# The attestations' issuer; unset, the base URL of the request (scheme and host) is used.
+REGISTRY_BASE_URL = (env_optional("REGISTRY_BASE_URL") or "").rstrip("/") or None
+if REGISTRY_BASE_URL is not None and not REGISTRY_BASE_URL.startswith(("https://", "http://")):
+    raise ConfigError(f"REGISTRY_BASE_URL must be an http(s) URL (got {REGISTRY_BASE_URL!r})")
+REGISTRY_ATTESTATION_TTL_SECONDS = env_int("REGISTRY_ATTESTATION_TTL_SECONDS", 3600, minimum=60)
 
 CELERY_BEAT_SCHEDULE = {
     "sweep-due-crawls": {"task": "cards.sweep_due", "schedule": REGISTRY_SWEEP_INTERVAL_SECONDS},

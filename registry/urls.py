@@ -5,6 +5,9 @@ from django.http import HttpRequest, JsonResponse
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
+from cards import catalogue
+from cards.attestation_views import jwks_view
+from cards.badge_views import badge_view
 from registry import health
 
 
@@ -13,6 +16,7 @@ def index(request: HttpRequest) -> JsonResponse:
     return JsonResponse(
         {
             "name": "A2A agent card registry",
+            "catalogue": base,
             "agents": base + "api/v1/agents",
             "docs": base + "api/docs",
             "openapi": base + "api/schema",
@@ -21,11 +25,16 @@ def index(request: HttpRequest) -> JsonResponse:
 
 
 urlpatterns = [
-    path("", index, name="index"),
+    path("", catalogue.home, name="catalogue"),
+    path("agents/<uuid:pk>", catalogue.agent_page, name="catalogue-agent"),
+    path("api/v1/", index, name="index"),
     path("api/v1/", include("cards.api.urls")),
+    path("api/v1/", include("schemas_app.api_urls")),
     path("api/schema", SpectacularAPIView.as_view(), name="openapi-schema"),
     path("api/docs", SpectacularSwaggerView.as_view(url_name="openapi-schema"), name="api-docs"),
     path("admin/", admin.site.urls),
+    path("badges/<str:ident>.svg", badge_view, name="badge"),
+    path(".well-known/jwks.json", jwks_view, name="jwks"),
     path("healthz", health.healthz, name="healthz"),
     path("readyz", health.readyz, name="readyz"),
 ]

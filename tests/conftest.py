@@ -12,6 +12,15 @@ from tests.support import SHARED, CardServer, running_server
 LOOPBACK = [ipaddress.ip_network("127.0.0.0/8"), ipaddress.ip_network("::1/128")]
 
 
+@pytest.fixture(autouse=True)
+def _empty_cache() -> Iterator[None]:
+    """Throttle counters and cached JWKS documents must not leak from one test to the next."""
+    from django.core.cache import cache
+
+    cache.clear()
+    yield
+
+
 @pytest.fixture
 def card_server() -> Iterator[CardServer]:
     with running_server() as server:

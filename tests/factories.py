@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from cards.models import Agent
 from cards.crawling import card_ingest
+from cards.models import Agent
 from registry.http import FetchResult
 
 

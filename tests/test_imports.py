@@ -41,8 +41,10 @@ def test_the_seed_002_conformance_vectors(shared_dir: Path) -> None:
     assert all(not progress_errors(doc) for doc in unknown)  # 2
     assert progress_errors({"trackers": [{"id": "x", "progress": 11, "total": 10}]})  # 3
     assert progress_errors({"trackers": [{"id": "x", "status": "paused"}]})  # 4
-    advisory = {"trackers": [{"id": "x", "progress": 1, "total": 10}],
-                "aggregate": {"progress": 9, "total": 10}}
+    advisory = {
+        "trackers": [{"id": "x", "progress": 1, "total": 10}],
+        "aggregate": {"progress": 9, "total": 10},
+    }
     assert not progress_errors(advisory)  # 5
 
 
@@ -54,8 +56,12 @@ def serve_cards(card_server: CardServer, n: int) -> list[str]:
 
 
 def test_an_import_of_urls_reports_progress_and_results(
-    client_auth: APIClient, client_anon: APIClient, card_server: CardServer, loopback_allowed: None,
-    django_capture_on_commit_callbacks: Any, shared_dir: Path,
+    client_auth: APIClient,
+    client_anon: APIClient,
+    card_server: CardServer,
+    loopback_allowed: None,
+    django_capture_on_commit_callbacks: Any,
+    shared_dir: Path,
 ) -> None:
     urls = serve_cards(card_server, 3) + [card_server.url("/missing.json"), "ftp://nope.example"]
     with django_capture_on_commit_callbacks(execute=True):
@@ -95,11 +101,15 @@ def test_progress_never_goes_back_while_an_import_runs(
 
 
 def test_an_import_can_read_its_urls_from_a_document(
-    client_auth: APIClient, card_server: CardServer, loopback_allowed: None,
+    client_auth: APIClient,
+    card_server: CardServer,
+    loopback_allowed: None,
     django_capture_on_commit_callbacks: Any,
 ) -> None:
     urls = serve_cards(card_server, 2)
-    listing = card_server.serve("/list.json", json.dumps({"agents": [{"url": u} for u in urls]}).encode())
+    listing = card_server.serve(
+        "/list.json", json.dumps({"agents": [{"url": u} for u in urls]}).encode()
+    )
     with django_capture_on_commit_callbacks(execute=True):
         job_id = client_auth.post("/api/v1/imports", {"url": listing}, format="json").json()["id"]
     job = ImportJob.objects.get(pk=job_id)
@@ -107,8 +117,11 @@ def test_an_import_can_read_its_urls_from_a_document(
 
 
 def test_an_unreadable_listing_fails_the_import_with_a_reason(
-    client_auth: APIClient, card_server: CardServer, loopback_allowed: None,
-    django_capture_on_commit_callbacks: Any, client_anon: APIClient,
+    client_auth: APIClient,
+    card_server: CardServer,
+    loopback_allowed: None,
+    django_capture_on_commit_callbacks: Any,
+    client_anon: APIClient,
 ) -> None:
     listing = card_server.serve("/list.json", b'{"nothing": true}')
     with django_capture_on_commit_callbacks(execute=True):
@@ -121,7 +134,15 @@ def test_an_unreadable_listing_fails_the_import_with_a_reason(
 
 
 @pytest.mark.parametrize(
-    "body", [{}, {"urls": []}, {"urls": "x"}, {"urls": [1]}, {"urls": ["a"], "url": "b"}, {"url": "ftp://x"}]
+    "body",
+    [
+        {},
+        {"urls": []},
+        {"urls": "x"},
+        {"urls": [1]},
+        {"urls": ["a"], "url": "b"},
+        {"url": "ftp://x"},
+    ],
 )
 def test_a_bad_import_request_is_a_problem(client_auth: APIClient, body: dict[str, Any]) -> None:
     response = client_auth.post("/api/v1/imports", body, format="json")
@@ -132,12 +153,19 @@ def test_a_bad_import_request_is_a_problem(client_auth: APIClient, body: dict[st
 
 def test_too_many_urls_are_refused(client_auth: APIClient, settings: Any) -> None:
     settings.REGISTRY_IMPORT_MAX_URLS = 2
-    response = client_auth.post("/api/v1/imports", {"urls": ["https://a.example"] * 3}, format="json")
+    response = client_auth.post(
+        "/api/v1/imports", {"urls": ["https://a.example"] * 3}, format="json"
+    )
     assert response.status_code == 400
 
 
 def test_imports_need_a_token(client_anon: APIClient) -> None:
-    assert client_anon.post("/api/v1/imports", {"urls": ["https://a.example"]}, format="json").status_code == 401
+    assert (
+        client_anon.post(
+            "/api/v1/imports", {"urls": ["https://a.example"]}, format="json"
+        ).status_code
+        == 401
+    )
 
 
 def test_the_import_command_imports_a_file(

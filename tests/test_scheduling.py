@@ -86,7 +86,9 @@ def test_health_moves_through_degraded_unreachable_and_back(
     card_server.routes["/h.json"] = lambda h: (
         Reply(status=503, body=b"down") if state["fail"] else Reply(body=body)
     )
-    agent = Agent.objects.create(url=card_server.url("/h.json"), card_url=card_server.url("/h.json"))
+    agent = Agent.objects.create(
+        url=card_server.url("/h.json"), card_url=card_server.url("/h.json")
+    )
     seen = []
     delays = []
     for _ in range(3):
@@ -109,7 +111,9 @@ def test_health_moves_through_degraded_unreachable_and_back(
 
 
 @pytest.mark.django_db
-def test_retry_after_is_a_floor_for_the_next_crawl(card_server: CardServer, loopback_allowed: None) -> None:
+def test_retry_after_is_a_floor_for_the_next_crawl(
+    card_server: CardServer, loopback_allowed: None
+) -> None:
     url = card_server.serve("/slow.json", b"", status=429, headers={"Retry-After": "7200"})
     agent = Agent.objects.create(url=url, card_url=url)
     with pytest.raises(crawling.TransientCrawlError):
@@ -142,7 +146,12 @@ def test_an_agent_answering_404_for_a_week_is_gone_and_hidden(
 
 @pytest.mark.parametrize(
     ("header", "expected"),
-    [("max-age=3600", 3600.0), ("public, s-maxage=60, max-age=10", 60.0), ("no-store", 0.0), ("", None)],
+    [
+        ("max-age=3600", 3600.0),
+        ("public, s-maxage=60, max-age=10", 60.0),
+        ("no-store", 0.0),
+        ("", None),
+    ],
 )
 def test_cache_control_max_age_is_read(header: str, expected: float | None) -> None:
     assert health.max_age_of({"cache-control": header}) == expected
@@ -150,8 +159,13 @@ def test_cache_control_max_age_is_read(header: str, expected: float | None) -> N
 
 def test_the_next_crawl_respects_max_age_within_bounds() -> None:
     policy = health.HealthPolicy(
-        interval=6 * 3600, min_interval=300, max_interval=7 * 86400, unreachable_after=5,
-        gone_after=7 * 86400, backoff_base=300, backoff_cap=86400,
+        interval=6 * 3600,
+        min_interval=300,
+        max_interval=7 * 86400,
+        unreachable_after=5,
+        gone_after=7 * 86400,
+        backoff_base=300,
+        backoff_cap=86400,
     )
     assert 270 <= health.next_interval(10, policy) <= 330  # never more often than 5 minutes
     assert 3240 <= health.next_interval(3600, policy) <= 3960
@@ -164,8 +178,13 @@ def test_old_attempts_are_pruned(db: None) -> None:
     agent = Agent.objects.create(url="https://p.example.com")
     now = timezone.now()
     for days in (1, 89, 91, 200):
-        CrawlAttempt.objects.create(agent=agent, started_at=now - timedelta(days=days), duration_ms=1,
-                                    outcome="stored", success=True)
+        CrawlAttempt.objects.create(
+            agent=agent,
+            started_at=now - timedelta(days=days),
+            duration_ms=1,
+            outcome="stored",
+            success=True,
+        )
     assert scheduling.prune_attempts(older_than_days=90, now=now) == 2
     assert CrawlAttempt.objects.count() == 2
 

@@ -15,6 +15,7 @@ from rest_framework.views import APIView
 from cards import imports, progress
 from cards.api.views import _json_object
 from cards.models import ImportJob
+from registry.throttling import SubmissionRateThrottle
 
 
 def import_document(
@@ -50,6 +51,7 @@ def import_document(
 
 class ImportCreateView(APIView):
     permission_classes = [IsAuthenticated]
+    throttle_classes = [SubmissionRateThrottle]
 
     @extend_schema(
         request=inline_serializer(

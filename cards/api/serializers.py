@@ -8,7 +8,7 @@ from django.urls import reverse
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from cards import health
+from cards import health, moderation
 from cards.models import Agent, AgentKey, Extension, Skill
 
 
@@ -112,6 +112,7 @@ class AgentSummarySerializer(serializers.ModelSerializer):
             "provider",
             "shape",
             "status",
+            "moderation",
             "health",
             "signature_status",
             "streaming",
@@ -134,11 +135,20 @@ class AgentSummarySerializer(serializers.ModelSerializer):
 
     def get_links(self, agent: Agent) -> dict[str, str]:
         request = self.context.get("request")
-        return {
-            "self": absolute(request, reverse("agent-detail", args=[agent.pk])),
-            "card": absolute(request, reverse("agent-card", args=[agent.pk])),
-            "history": absolute(request, reverse("agent-history", args=[agent.pk])),
+        routes = {
+            "self": "agent-detail",
+            "card": "agent-card",
+            "history": "agent-history",
+            "schemas": "agent-schemas",
+            "attestation": "agent-attestation",
+            "page": "catalogue-agent",
         }
+        links = {
+            name: absolute(request, reverse(route, args=[agent.pk]))
+            for name, route in routes.items()
+        }
+        links["badge"] = absolute(request, reverse("badge", args=[f"{agent.pk}"]))
+        return links
 
 
 class AgentDetailSerializer(AgentSummarySerializer):
@@ -150,6 +160,8 @@ class AgentDetailSerializer(AgentSummarySerializer):
     content_sha256 = serializers.CharField()
     signature = serializers.SerializerMethodField()
     health = serializers.SerializerMethodField()
+    moderation = serializers.SerializerMethodField()
+    owned = serializers.SerializerMethodField()
 
     class Meta(AgentSummarySerializer.Meta):
         fields = [
@@ -166,6 +178,8 @@ class AgentDetailSerializer(AgentSummarySerializer):
             "interfaces",
             "capabilities",
             "status",
+            "moderation",
+            "owned",
             "health",
             "crawl",
             "content_sha256",
@@ -189,6 +203,24 @@ class AgentDetailSerializer(AgentSummarySerializer):
         summary = super().get_validation(agent)
         summary["findings"] = agent.findings
         return summary
+
+    @extend_schema_field(
+        {
+            "type": "object",
+            "properties": {
+                "state": {"type": "string"},
+                "reason": {"type": "string", "nullable": True},
+            },
+        }
+    )
+    def get_moderation(self, agent: Agent) -> dict[str, Any]:
+        """The state is public; the reason is shown to the owner and staff only."""
+        manager = moderation.can_manage(getattr(self.context.get("request"), "user", None), agent)
+        return {"state": agent.moderation, "reason": agent.moderation_reason if manager else None}
+
+    def get_owned(self, agent: Agent) -> bool:
+        """Whether the caller may manage this agent (re-crawl, delete)."""
+        return moderation.can_manage(getattr(self.context.get("request"), "user", None), agent)
 
     @extend_schema_field({"type": "object", "additionalProperties": True})
     def get_health(self, agent: Agent) -> dict[str, Any]:

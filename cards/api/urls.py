@@ -3,6 +3,7 @@ from __future__ import annotations
 from django.urls import path
 
 from cards.api import imports, views
+from cards.attestation_views import AgentAttestationView
 
 urlpatterns = [
     path("agents", views.AgentListCreateView.as_view(), name="agent-list"),
@@ -10,6 +11,11 @@ urlpatterns = [
     path("agents/<uuid:pk>/card", views.AgentCardView.as_view(), name="agent-card"),
     path("agents/<uuid:pk>/history", views.AgentHistoryView.as_view(), name="agent-history"),
     path("agents/<uuid:pk>/recrawl", views.AgentRecrawlView.as_view(), name="agent-recrawl"),
+    path(
+        "agents/<uuid:pk>/attestation",
+        AgentAttestationView.as_view(),
+        name="agent-attestation",
+    ),
     path("imports", imports.ImportCreateView.as_view(), name="import-create"),
     path("imports/<uuid:pk>", imports.ImportDetailView.as_view(), name="import-detail"),
     path("validate", views.ValidateView.as_view(), name="validate"),

@@ -20,7 +20,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from cards import selectors, services
+from cards import moderation, selectors, services, trust
 from cards.api.filters import AgentFilter, SkillFilter
 from cards.api.serializers import (
     AgentDetailSerializer,
@@ -30,6 +30,8 @@ from cards.api.serializers import (
 from cards.models import Agent, Skill, Snapshot
 from registry.errors import ProblemError
 from registry.pagination import RegistryCursorPagination
+from registry.throttling import SubmissionRateThrottle
+from schemas_app.selectors import changes_by_snapshot
 
 
 def _json_object(request: Request) -> dict[str, Any]:
@@ -70,7 +72,7 @@ class AgentListCreateView(generics.ListAPIView):
         skills = Prefetch(
             "skills", queryset=Skill.objects.only("agent_id", "skill_id", "name", "tags")
         )
-        agents = Agent.objects.prefetch_related(skills)
+        agents = visible(self.request).prefetch_related(skills)
         if "health" not in self.request.query_params:
             # Agents whose card has answered 404/410 for a week are hidden unless asked for.
             agents = agents.exclude(health=Agent.Health.GONE)
@@ -103,15 +105,37 @@ class AgentListCreateView(generics.ListAPIView):
         data = AgentDetailSerializer(agent, context={"request": request}).data
         return Response(data, status=status.HTTP_202_ACCEPTED if created else status.HTTP_200_OK)
 
+    def get_throttles(self):  # type: ignore[no-untyped-def]
+        if self.request.method == "POST":
+            return [SubmissionRateThrottle()]
+        return super().get_throttles()
+
     def get_permissions(self):  # type: ignore[no-untyped-def]
         if self.request.method == "POST":
             return [IsAuthenticated()]
         return super().get_permissions()
 
 
-class AgentDetailView(generics.RetrieveAPIView):
+def visible(request: Request) -> QuerySet[Agent]:
+    return selectors.visible_agents(request.user)
+
+
+def forbidden(detail: str) -> ProblemError:
+    return ProblemError(status=403, slug="forbidden", title="Forbidden", detail=detail)
+
+
+class AgentDetailView(generics.RetrieveDestroyAPIView):
+    """One agent; its owner (or staff) may delete it (soft: kept for history, gone from search)."""
+
     serializer_class = AgentDetailSerializer
-    queryset = Agent.objects.prefetch_related("skills", "extensions", "keys")
+
+    def get_queryset(self) -> QuerySet[Agent]:
+        return visible(self.request).prefetch_related("skills", "extensions", "keys")
+
+    def perform_destroy(self, instance: Agent) -> None:
+        if not moderation.can_manage(self.request.user, instance):
+            raise forbidden("Only the agent's owner or staff may delete it.")
+        moderation.agent_delete(agent=instance, actor=self.request.user)
 
 
 class AgentCardView(APIView):
@@ -119,7 +143,7 @@ class AgentCardView(APIView):
 
     @extend_schema(responses={(200, "application/json"): dict, 304: None})
     def get(self, request: Request, pk: Any) -> HttpResponse:
-        agent = get_object_or_404(Agent.objects.select_related("latest_snapshot"), pk=pk)
+        agent = get_object_or_404(visible(request).select_related("latest_snapshot"), pk=pk)
         snapshot = agent.latest_snapshot
         if snapshot is None:
             raise ProblemError(
@@ -151,6 +175,7 @@ class SnapshotPagination(RegistryCursorPagination):
 
 class SnapshotSerializer(serializers.ModelSerializer):
     counts = serializers.SerializerMethodField()
+    schema_changes = serializers.SerializerMethodField()
     signature = serializers.SerializerMethodField()
     events = serializers.SerializerMethodField()
 
@@ -164,6 +189,7 @@ class SnapshotSerializer(serializers.ModelSerializer):
             "shape",
             "counts",
             "changes",
+            "schema_changes",
             "signature",
             "events",
         ]
@@ -175,6 +201,11 @@ class SnapshotSerializer(serializers.ModelSerializer):
             if severity in tally:
                 tally[severity] += 1
         return tally
+
+    @extend_schema_field({"type": "array", "items": {"type": "object"}})
+    def get_schema_changes(self, snapshot: Snapshot) -> list[dict[str, Any]]:
+        """Compatibility verdicts of the named schemas this snapshot changed (schemas_app)."""
+        return self.context.get("schema_changes", {}).get(snapshot.pk, [])
 
     @extend_schema_field({"type": "object", "additionalProperties": True})
     def get_signature(self, snapshot: Snapshot) -> dict[str, Any]:
@@ -196,12 +227,19 @@ class AgentHistoryView(generics.ListAPIView):
     def get_queryset(self) -> QuerySet[Snapshot]:
         if getattr(self, "swagger_fake_view", False):  # schema generation has no pk
             return Snapshot.objects.none()
-        agent = get_object_or_404(Agent, pk=self.kwargs["pk"])
+        agent = get_object_or_404(visible(self.request), pk=self.kwargs["pk"])
         return (
             Snapshot.objects.filter(agent=agent)
             .defer("raw", "data", "card")
             .prefetch_related("events")
         )
+
+    def list(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        page = self.paginate_queryset(self.get_queryset()) or []
+        context = self.get_serializer_context()
+        context["schema_changes"] = changes_by_snapshot([snapshot.pk for snapshot in page])
+        data = SnapshotSerializer(page, many=True, context=context).data
+        return self.get_paginated_response(data)
 
 
 class AgentRecrawlView(APIView):
@@ -209,7 +247,9 @@ class AgentRecrawlView(APIView):
 
     @extend_schema(request=None, responses={202: dict})
     def post(self, request: Request, pk: Any) -> Response:
-        agent = get_object_or_404(Agent, pk=pk)
+        agent = get_object_or_404(visible(request), pk=pk)
+        if not moderation.can_manage(request.user, agent):
+            raise forbidden("Only the agent's owner or staff may ask for a re-crawl.")
         queued = services.enqueue_crawl(agent.pk)
         if not queued:
             raise ProblemError(
@@ -230,12 +270,14 @@ class ValidateView(APIView):
     def post(self, request: Request) -> Response:
         raw = request.body
         source: dict[str, Any] = {"kind": "inline"}
+        card_url = ""
         try:
             body = json.loads(raw)
         except (ValueError, RecursionError):
             body = None
         if isinstance(body, dict) and set(body) == {"url"}:
             report, fetched = services.card_check_url(body["url"])
+            card_url = fetched.url
             source = {
                 "kind": "url",
                 "url": body["url"],
@@ -244,14 +286,23 @@ class ValidateView(APIView):
                 "content_type": fetched.content_type,
             }
         else:
-            if isinstance(body, dict) and set(body) == {"card"} and isinstance(body["card"], dict):
+            wrapped = (
+                isinstance(body, dict) and "card" in body and set(body) <= {"card", "card_url"}
+            )
+            if wrapped and isinstance(body["card"], dict):
                 raw = json.dumps(body["card"], ensure_ascii=False).encode("utf-8")
+                if "card_url" in body:
+                    # Keys are bound to the origin the card is said to be served from.
+                    card_url = services.submitted_url_check(body["card_url"])
+                    source["card_url"] = card_url
             report = services.card_check(raw=raw)
+        signature = trust.signature_check(report.parsed, card_url=card_url)
         return Response(
             {
                 "source": source,
                 "shape": report.parsed.shape,
                 "validation": report.validation(),
+                "signature": signature.as_dict() if signature else None,
                 "card": report.card,
             }
         )

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 from rest_framework.test import APIClient
@@ -42,10 +43,14 @@ def test_the_card_of_an_agent_never_fetched_is_a_problem(
 
 
 def test_recrawl_needs_a_token_and_queues_a_crawl(
-    client_anon: APIClient, client_auth: APIClient, card_server: CardServer, loopback_allowed: None
+    client_anon: APIClient,
+    client_auth: APIClient,
+    card_server: CardServer,
+    loopback_allowed: None,
+    user: Any,
 ) -> None:
     url = card_server.serve("/c.json", json.dumps(minimal_card(name="Before")).encode())
-    agent = Agent.objects.create(url=url, card_url=url)
+    agent = Agent.objects.create(url=url, card_url=url, submitted_by=user)
     assert client_anon.post(f"/api/v1/agents/{agent.pk}/recrawl").status_code == 401
     response = client_auth.post(f"/api/v1/agents/{agent.pk}/recrawl")
     assert response.status_code == 202

@@ -1,0 +1,220 @@
+"""The curator's view of agents: list filters, bulk moderation, and a full agent page."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib import admin
+from django.http import HttpRequest
+from django.utils.safestring import SafeString
+
+from cards import moderation
+from cards.admin import actions as bulk
+from cards.admin import displays, inlines
+from cards.admin.filters import ExtensionFilter, SchemaFilter
+from cards.models import Agent, AuditEntry, PinnedKey, Snapshot
+
+
+@admin.register(Agent)
+class AgentAdmin(admin.ModelAdmin):
+    list_display = [
+        "name",
+        "url",
+        "moderation",
+        "status",
+        "health",
+        "signature_status",
+        "valid",
+        "error_count",
+        "warning_count",
+        "last_crawled_at",
+    ]
+    list_filter = [
+        "moderation",
+        "health",
+        "signature_status",
+        "valid",
+        "status",
+        ExtensionFilter,
+        SchemaFilter,
+        "shape",
+    ]
+    search_fields = ["name", "url", "card_url", "provider_organization", "description"]
+    actions = [bulk.approve, bulk.reject, bulk.feature, bulk.hide, bulk.recrawl]
+    action_form = bulk.ReasonActionForm
+    list_select_related = ["submitted_by"]
+    inlines = [
+        inlines.PinnedKeyInline,
+        inlines.SkillInline,
+        inlines.ExtensionInline,
+        inlines.SnapshotInline,
+        inlines.AgentKeyInline,
+        inlines.AgentEventInline,
+    ]
+    fieldsets = [
+        (None, {"fields": ["id", "name", "url", "card_url", "submitted_by", "created_at"]}),
+        ("Moderation", {"fields": ["moderation", "moderation_reason", "deleted_at"]}),
+        (
+            "Latest crawl",
+            {
+                "fields": [
+                    "status",
+                    "health",
+                    "consecutive_failures",
+                    "last_error",
+                    "last_error_code",
+                    "last_http_status",
+                    "last_crawled_at",
+                    "last_success_at",
+                    "next_crawl_at",
+                    "fetch_ms",
+                    "process_ms",
+                    "attempts_table",
+                ]
+            },
+        ),
+        ("Signatures", {"fields": ["signature_status", "signature_table"]}),
+        ("Validation", {"fields": ["valid", "error_count", "warning_count", "findings_table"]}),
+        (
+            "Card",
+            {"fields": ["version", "shape", "provider_organization", "schemas_table", "card_json"]},
+        ),
+        ("Embed the badge", {"fields": ["embed_table"]}),
+    ]
+    readonly_fields = [
+        "id",
+        "name",
+        "url",
+        "card_url",
+        "submitted_by",
+        "created_at",
+        "deleted_at",
+        "status",
+        "health",
+        "consecutive_failures",
+        "last_error",
+        "last_error_code",
+        "last_http_status",
+        "last_crawled_at",
+        "last_success_at",
+        "next_crawl_at",
+        "fetch_ms",
+        "process_ms",
+        "attempts_table",
+        "signature_status",
+        "signature_table",
+        "valid",
+        "error_count",
+        "warning_count",
+        "findings_table",
+        "version",
+        "shape",
+        "provider_organization",
+        "schemas_table",
+        "card_json",
+        "embed_table",
+    ]
+
+    def get_queryset(self, request: HttpRequest) -> Any:
+        return super().get_queryset(request).select_related("latest_snapshot", "submitted_by")
+
+    def save_model(self, request: HttpRequest, obj: Agent, form: Any, change: bool) -> None:
+        if change and {"moderation", "moderation_reason"} & set(form.changed_data):
+            previous = Agent.objects.get(pk=obj.pk).moderation
+            super().save_model(request, obj, form, change)
+            moderation.audit(
+                actor=request.user,
+                agent=obj,
+                action=obj.moderation,
+                reason=obj.moderation_reason,
+                previous=previous,
+                via="change form",
+            )
+            return
+        super().save_model(request, obj, form, change)
+
+    def save_formset(self, request: HttpRequest, form: Any, formset: Any, change: bool) -> None:
+        for obj in formset.save(commit=False):
+            if isinstance(obj, PinnedKey) and obj.created_by_id is None:
+                obj.created_by = request.user
+                obj.save()
+                moderation.audit(
+                    actor=request.user,
+                    agent=obj.agent,
+                    action="pin-keys",
+                    reason=obj.note,
+                    keys=len(obj.jwks.get("keys", [])),
+                )
+            else:
+                obj.save()
+        for obj in formset.deleted_objects:
+            if isinstance(obj, PinnedKey):
+                moderation.audit(actor=request.user, agent=obj.agent, action="unpin-keys")
+            obj.delete()
+        formset.save_m2m()
+
+    def change_view(self, request: HttpRequest, object_id: str, *args: Any, **kwargs: Any) -> Any:
+        self._base_url = request.build_absolute_uri("/").rstrip("/")
+        return super().change_view(request, object_id, *args, **kwargs)
+
+    @admin.display(description="Signature outcomes")
+    def signature_table(self, agent: Agent) -> SafeString | str:
+        return displays.signatures(agent)
+
+    @admin.display(description="Findings")
+    def findings_table(self, agent: Agent) -> SafeString | str:
+        return displays.findings(agent)
+
+    @admin.display(description="Crawl history (latest 20)")
+    def attempts_table(self, agent: Agent) -> SafeString | str:
+        return displays.attempts(agent)
+
+    @admin.display(description="Schemas")
+    def schemas_table(self, agent: Agent) -> SafeString | str:
+        return displays.schema_names(agent)
+
+    @admin.display(description="Card as served")
+    def card_json(self, agent: Agent) -> SafeString | str:
+        return displays.pretty_card(agent.latest_snapshot)
+
+    @admin.display(description="Snippets")
+    def embed_table(self, agent: Agent) -> SafeString | str:
+        return displays.embed_snippets(agent, getattr(self, "_base_url", ""))
+
+
+@admin.register(Snapshot)
+class SnapshotAdmin(admin.ModelAdmin):
+    list_display = ["agent", "sha256", "shape", "fetched_at"]
+    readonly_fields = [
+        "agent",
+        "sha256",
+        "card_url",
+        "content_type",
+        "shape",
+        "fetched_at",
+        "changes",
+        "pretty_card",
+        "findings",
+    ]
+    exclude = ["raw", "data", "card", "signature"]
+
+    @admin.display(description="Card as served")
+    def pretty_card(self, snapshot: Snapshot) -> SafeString | str:
+        return displays.pretty_card(snapshot)
+
+
+@admin.register(AuditEntry)
+class AuditEntryAdmin(admin.ModelAdmin):
+    list_display = ["created_at", "actor", "action", "agent", "reason"]
+    list_filter = ["action"]
+    search_fields = ["reason", "agent__name", "agent__url", "actor__username"]
+    readonly_fields = ["created_at", "actor", "action", "agent", "reason", "detail"]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False

@@ -1,0 +1,84 @@
+"""Signed attestations: what the registry knows about an agent's card, as a compact JWS.
+
+The token is a JWT signed with the registry's Ed25519 key (``registry.signing_keys``), so
+anyone can check it offline against ``/.well-known/jwks.json``. It is short-lived: it states
+what the registry saw at ``iat``, not a lasting certificate.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+import uuid
+from typing import Any
+
+import jwt
+import rfc8785
+from django.conf import settings
+
+from cards.models import Agent
+from registry import signing_keys
+
+TOKEN_TYPE = "JWT"
+
+
+def card_sha256(data: Any) -> str | None:
+    """sha256 (hex) of the RFC 8785 form of the card as served; None when it has none (an
+    integer beyond 2^53 or a value JSON cannot hold)."""
+    if data is None:
+        return None
+    try:
+        canonical = rfc8785.dumps(data)
+    except (rfc8785.CanonicalizationError, ValueError, TypeError, RecursionError):
+        return None
+    return hashlib.sha256(canonical).hexdigest()
+
+
+def issuer(request_base_url: str) -> str:
+    """``REGISTRY_BASE_URL`` when set, else the base URL the request came to."""
+    configured = getattr(settings, "REGISTRY_BASE_URL", None)
+    return (configured or request_base_url).rstrip("/")
+
+
+def attestation_claims(agent: Agent, *, iss: str, now: int | None = None) -> dict[str, Any]:
+    """The claims of an agent's attestation. The agent must have a latest snapshot."""
+    snapshot = agent.latest_snapshot
+    if snapshot is None:
+        raise ValueError("an attestation needs a fetched card")
+    issued = int(time.time()) if now is None else now
+    report = agent.signature or {}
+    return {
+        "iss": iss,
+        "sub": agent.card_url or snapshot.card_url or agent.url,
+        "iat": issued,
+        "exp": issued + settings.REGISTRY_ATTESTATION_TTL_SECONDS,
+        "jti": str(uuid.uuid4()),
+        "agent_id": str(agent.pk),
+        "card_sha256": card_sha256(snapshot.data),
+        "fetched_at": int(snapshot.fetched_at.timestamp()),
+        "signature": {
+            "status": agent.signature_status or None,
+            "thumbprints": list(report.get("thumbprints") or []),
+        },
+        "validation": {
+            "valid": agent.valid,
+            "errors": agent.error_count,
+            "warnings": agent.warning_count,
+            "infos": agent.info_count,
+        },
+        "health": agent.health,
+        "moderation": agent.moderation,
+    }
+
+
+def sign(claims: dict[str, Any]) -> str:
+    """The compact JWS of ``claims``, signed with the registry's active key."""
+    key = signing_keys.active_key()
+    headers = {"alg": signing_keys.ALGORITHM, "typ": TOKEN_TYPE, "kid": key.kid}
+    return jwt.encode(claims, key.private_key, algorithm=signing_keys.ALGORITHM, headers=headers)
+
+
+def agent_attest(agent: Agent, *, iss: str) -> tuple[str, dict[str, Any]]:
+    """(token, claims) attesting the agent's current state."""
+    claims = attestation_claims(agent, iss=iss)
+    return sign(claims), claims

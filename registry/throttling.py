@@ -1,0 +1,33 @@
+"""Rate limits on writes, per account (token), read from settings at request time."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from django.conf import settings
+from rest_framework.throttling import UserRateThrottle
+
+logger = logging.getLogger(__name__)
+
+
+class SubmissionRateThrottle(UserRateThrottle):
+    """Submissions and imports per account; staff are not limited."""
+
+    scope = "submissions"
+
+    def get_rate(self) -> str | None:
+        return settings.REGISTRY_SUBMISSION_RATE or None
+
+    def allow_request(self, request: Any, view: Any) -> bool:
+        if getattr(request.user, "is_staff", False):
+            return True
+        self.rate = self.get_rate()
+        if self.rate is None:
+            return True
+        self.num_requests, self.duration = self.parse_rate(self.rate)
+        try:
+            return super().allow_request(request, view)
+        except Exception:  # the cache (Redis) is down: a submission must not fail for it
+            logger.warning("rate limit not applied: the cache is unreachable", exc_info=True)
+            return True

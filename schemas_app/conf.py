@@ -1,0 +1,27 @@
+"""Limits of the schema machinery, overridable in Django settings (all have safe defaults).
+
+They bound the work one hostile card or request can cause: a schema is at most
+``REGISTRY_SCHEMA_MAX_BYTES`` in its canonical form, a card has at most
+``REGISTRY_SCHEMA_MAX_PER_CARD`` schemas, and a regular expression with backtracking features
+(look-around, back-references) gets at most ``REGISTRY_SCHEMA_REGEX_BACKTRACK_LIMIT`` steps per
+match; every other pattern runs on a linear-time engine.
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+
+_DEFAULTS = {
+    "REGISTRY_SCHEMA_MAX_BYTES": 64 * 1024,
+    "REGISTRY_SCHEMA_MAX_PER_CARD": 100,
+    "REGISTRY_SCHEMA_REGEX_BACKTRACK_LIMIT": 100_000,
+    "REGISTRY_SCHEMA_VALIDATOR_CACHE": 20_000,
+    "REGISTRY_SCHEMA_PAYLOAD_MAX_BYTES": 512 * 1024,
+    "REGISTRY_SCHEMA_MAX_ERRORS": 50,
+    "REGISTRY_SCHEMA_EXAMPLES_PER_SKILL": 50,
+}
+
+
+def limit(name: str) -> int:
+    """The setting ``name`` if the project sets it, otherwise the default above."""
+    return int(getattr(settings, name, _DEFAULTS[name]))
