@@ -9,7 +9,15 @@ from rest_framework.test import APIClient
 
 from tests.support import SHARED, CardServer, running_server
 
+# Fixtures that start real Celery workers, shared by the end-to-end modules.
+pytest_plugins = ["tests.workers"]
+
 LOOPBACK = [ipaddress.ip_network("127.0.0.0/8"), ipaddress.ip_network("::1/128")]
+
+
+def pytest_collection_modifyitems(config: Any, items: list[Any]) -> None:
+    """Disruptive tests (they restart a service) run after everything else."""
+    items.sort(key=lambda item: item.get_closest_marker("disruptive") is not None)
 
 
 @pytest.fixture(autouse=True)

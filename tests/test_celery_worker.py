@@ -7,121 +7,16 @@ import os
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
-from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 import pytest
-from django.conf import settings as django_settings
 from rest_framework.test import APIClient
 
 from cards.models import Agent
 from tests.factories import minimal_card
 from tests.support import CardServer
-
-ROOT = Path(__file__).resolve().parents[1]
-
-
-def redis_url() -> str:
-    return os.environ.get("REDIS_URL") or "redis://127.0.0.1:6379/15"
-
-
-def redis_available(url: str) -> bool:
-    import redis
-
-    try:
-        return bool(redis.Redis.from_url(url, socket_connect_timeout=1).ping())
-    except redis.RedisError:
-        return False
-
-
-def worker_env(url: str) -> dict[str, str]:
-    database = django_settings.DATABASES["default"]
-    return {
-        **os.environ,
-        "DATABASE_URL": (
-            f"postgres://{database['USER']}@{database['HOST']}:{database['PORT']}/{database['NAME']}"
-        ),
-        "REDIS_URL": url,
-        "CELERY_TASK_ALWAYS_EAGER": "false",
-        "DJANGO_SECRET_KEY": "test-only-secret",
-        "REGISTRY_FETCH_ALLOW_HTTP": "true",
-        "REGISTRY_FETCH_ALLOWED_NETWORKS": "127.0.0.0/8,::1/128",
-        "REGISTRY_CRAWL_RETRY_BASE_SECONDS": "0.5",
-        "REGISTRY_ORIGIN_MIN_GAP_SECONDS": "0",
-    }
-
-
-@pytest.fixture
-def start_worker(
-    transactional_db: None, settings: Any, tmp_path: Path
-) -> Iterator[Callable[..., subprocess.Popen[bytes]]]:
-    """Start real worker processes against Redis; the test process sends through the broker."""
-    url = redis_url()
-    if not redis_available(url):
-        pytest.skip(f"Redis is not reachable at {url}; `make test` starts it")
-    import redis
-
-    redis.Redis.from_url(url).flushdb()
-    workers: list[subprocess.Popen[bytes]] = []
-
-    def start(pool: str = "solo", concurrency: int = 1) -> subprocess.Popen[bytes]:
-        log = (tmp_path / f"worker-{len(workers)}.log").open("wb")
-        worker = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "celery",
-                "-A",
-                "registry",
-                "worker",
-                f"--pool={pool}",
-                f"--concurrency={concurrency}",
-                "--loglevel=INFO",
-                "--without-heartbeat",
-                "--without-gossip",
-                "--without-mingle",
-                f"--hostname=w{len(workers)}@%h",
-            ],
-            cwd=ROOT,
-            env=worker_env(url),
-            stdout=log,
-            stderr=subprocess.STDOUT,
-        )
-        workers.append(worker)
-        return worker
-
-    from registry.celery import app
-
-    previous = (app.conf.task_always_eager, app.conf.broker_url)
-    app.conf.task_always_eager = False
-    app.conf.broker_url = url
-    settings.CELERY_TASK_ALWAYS_EAGER = False
-    try:
-        yield start
-    finally:
-        app.conf.task_always_eager, app.conf.broker_url = previous
-        for worker in workers:
-            worker.terminate()
-        for worker in workers:
-            try:
-                worker.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                worker.kill()
-
-
-@pytest.fixture
-def celery_worker(start_worker: Callable[..., subprocess.Popen[bytes]]) -> subprocess.Popen[bytes]:
-    return start_worker()
-
-
-def wait_for(predicate: Callable[[], bool], timeout: float = 60) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.2)
-    return False
+from tests.workers import ROOT, wait_for, worker_env
 
 
 @pytest.mark.celery_worker

@@ -6,7 +6,6 @@ Cards are signed with a2a-sdk's signer and served with their JWKS from loopback 
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from typing import Any
 
