@@ -10,10 +10,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from cards.progress import EXTENSION_URI as TASK_PROGRESS_URI
+from cards.progress import SCHEMA as PROGRESS_SCHEMA
+
 SCHEMAS_EXTENSION_URI = (
     "https://raw.githubusercontent.com/facultyai/a2a-extension-object-schemas/refs/heads/main/v1"
 )
-TASK_PROGRESS_URI = "https://a2a-protocol.org/extensions/task-progress/v1"
 
 _DRAFT_2020_12 = "https://json-schema.org/draft/2020-12/schema"
 
@@ -62,48 +64,9 @@ _TASK_PROGRESS_PARAMS: dict[str, Any] = {
     },
 }
 
-# Seed 002 section 8, verbatim apart from formatting: what an agent puts in metadata[EXT_URI].
-_TASK_PROGRESS_PAYLOAD: dict[str, Any] = {
-    "$schema": _DRAFT_2020_12,
-    "$id": "https://a2a-protocol.org/extensions/task-progress/v1/schema.json",
-    "title": "A2A Task Progress Metadata Extension v1",
-    "type": "object",
-    "required": ["trackers"],
-    "properties": {
-        "trackers": {
-            "type": "array",
-            "items": {"$ref": "#/definitions/tracker"},
-            "maxItems": 100,
-        },
-        "aggregate": {"$ref": "#/definitions/aggregate"},
-    },
-    "additionalProperties": False,
-    "definitions": {
-        "tracker": {
-            "type": "object",
-            "required": ["id"],
-            "properties": {
-                "id": {"type": "string", "minLength": 1, "maxLength": 128},
-                "progress": {"type": "number"},
-                "total": {"type": "number"},
-                "message": {"type": "string", "maxLength": 512},
-                "status": {"type": "string", "enum": ["running", "completed", "failed"]},
-                "startedAt": {"type": "string", "format": "date-time"},
-                "updatedAt": {"type": "string", "format": "date-time"},
-            },
-            "additionalProperties": False,
-        },
-        "aggregate": {
-            "type": "object",
-            "properties": {
-                "progress": {"type": "number"},
-                "total": {"type": "number"},
-                "message": {"type": "string", "maxLength": 512},
-            },
-            "additionalProperties": False,
-        },
-    },
-}
+# Seed 002 section 8: what an agent puts in metadata[EXT_URI]. One copy, in cards.progress,
+# which the registry also uses for its own import progress documents.
+_TASK_PROGRESS_PAYLOAD: dict[str, Any] = PROGRESS_SCHEMA
 
 KNOWN_EXTENSIONS: dict[str, KnownExtension] = {
     ext.uri: ext

@@ -37,19 +37,7 @@ def agent_from_card(card: dict[str, Any] | bytes, *, url: str | None = None) -> 
     body = card if isinstance(card, bytes) else json.dumps(card).encode()
     url = url or f"https://agents.example.com/{Agent.objects.count()}/agent-card.json"
     agent = Agent.objects.create(url=url, card_url=url)
-    result = FetchResult(
-        url=url,
-        status=200,
-        headers={"content-type": "application/json"},
-        body=body,
-        content_type="application/json",
-        lenient_content_type=False,
-        redirects=[],
-        elapsed_ms=1.0,
-        not_modified=False,
-        etag=None,
-        last_modified=None,
-    )
+    result = FetchResult.local(url, body)
     card_ingest(agent_id=agent.pk, result=result)
     agent.refresh_from_db()
     return agent

@@ -81,38 +81,12 @@ class AgentAdmin(admin.ModelAdmin):
         ),
         ("Embed the badge", {"fields": ["embed_table"]}),
     ]
+    # Curators edit the moderation fields; everything else comes from crawls and is shown only.
     readonly_fields = [
-        "id",
-        "name",
-        "url",
-        "card_url",
-        "submitted_by",
-        "created_at",
-        "deleted_at",
-        "status",
-        "health",
-        "consecutive_failures",
-        "last_error",
-        "last_error_code",
-        "last_http_status",
-        "last_crawled_at",
-        "last_success_at",
-        "next_crawl_at",
-        "fetch_ms",
-        "process_ms",
-        "attempts_table",
-        "signature_status",
-        "signature_table",
-        "valid",
-        "error_count",
-        "warning_count",
-        "findings_table",
-        "version",
-        "shape",
-        "provider_organization",
-        "schemas_table",
-        "card_json",
-        "embed_table",
+        name
+        for _, options in fieldsets
+        for name in options["fields"]
+        if name not in ("moderation", "moderation_reason")
     ]
 
     def get_queryset(self, request: HttpRequest) -> Any:

@@ -77,6 +77,18 @@ class FetchResult:
     etag: str | None = None
     last_modified: str | None = None
 
+    @classmethod
+    def local(cls, url: str, body: bytes) -> FetchResult:
+        """A JSON document that did not come over the network (demo data, tests, benchmarks)."""
+        json_type = "application/json"
+        return cls(
+            url=url,
+            status=200,
+            headers={"content-type": json_type},
+            body=body,
+            content_type=json_type,
+        )
+
 
 def _response_headers(response: httpx.Response) -> dict[str, str]:
     # httpx already lower-cases names and joins repeated headers with ", ".

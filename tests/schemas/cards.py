@@ -145,19 +145,7 @@ def schema_card(schemas: dict[str, Any], *, modes: list[str] | None = None, **ov
 def ingest(agent: Agent, card: dict[str, Any] | bytes) -> str:
     """Ingest a new version of an existing agent's card, without a network round trip."""
     body = card if isinstance(card, bytes) else json.dumps(card).encode()
-    result = FetchResult(
-        url=agent.card_url or agent.url,
-        status=200,
-        headers={"content-type": "application/json"},
-        body=body,
-        content_type="application/json",
-        lenient_content_type=False,
-        redirects=[],
-        elapsed_ms=1.0,
-        not_modified=False,
-        etag=None,
-        last_modified=None,
-    )
+    result = FetchResult.local(agent.card_url or agent.url, body)
     return card_ingest(agent_id=agent.pk, result=result)
 
 

@@ -21,19 +21,7 @@ class Command(BaseCommand):
             body = path.read_bytes()
             # Demo agents live on a reserved name: they are ingested from disk and never crawled.
             agent, _ = Agent.objects.get_or_create(url=url, defaults={"card_url": url})
-            result = FetchResult(
-                url=url,
-                status=200,
-                headers={"content-type": "application/json"},
-                body=body,
-                content_type="application/json",
-                lenient_content_type=False,
-                redirects=[],
-                elapsed_ms=0.0,
-                not_modified=False,
-                etag=None,
-                last_modified=None,
-            )
+            result = FetchResult.local(url, body)
             outcome = card_ingest(agent_id=agent.pk, result=result)
             Agent.objects.filter(pk=agent.pk).update(next_crawl_at=None)
             self.stdout.write(f"{outcome:>9}  {agent.pk}  {path.stem}")
