@@ -8,7 +8,7 @@ from django.urls import reverse
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from cards import health, moderation
+from cards import badges, health, moderation
 from cards.models import Agent, AgentKey, Extension, Skill
 
 
@@ -162,6 +162,7 @@ class AgentDetailSerializer(AgentSummarySerializer):
     health = serializers.SerializerMethodField()
     moderation = serializers.SerializerMethodField()
     owned = serializers.SerializerMethodField()
+    embed = serializers.SerializerMethodField()
 
     class Meta(AgentSummarySerializer.Meta):
         fields = [
@@ -187,6 +188,7 @@ class AgentDetailSerializer(AgentSummarySerializer):
             "validation",
             "skills",
             "extensions",
+            "embed",
             "created_at",
             "updated_at",
             "links",
@@ -217,6 +219,17 @@ class AgentDetailSerializer(AgentSummarySerializer):
         """The state is public; the reason is shown to the owner and staff only."""
         manager = moderation.can_manage(getattr(self.context.get("request"), "user", None), agent)
         return {"state": agent.moderation, "reason": agent.moderation_reason if manager else None}
+
+    @extend_schema_field(
+        {
+            "type": "object",
+            "properties": {k: {"type": "string"} for k in ("markdown", "html", "rst")},
+        }
+    )
+    def get_embed(self, agent: Agent) -> dict[str, str]:
+        """Snippets that show the agent's badge, for a README or a web page."""
+        request = self.context.get("request")
+        return badges.embed_snippets(agent, absolute(request, "/").rstrip("/"))
 
     def get_owned(self, agent: Agent) -> bool:
         """Whether the caller may manage this agent (re-crawl, delete)."""

@@ -233,3 +233,10 @@ def test_an_unknown_agent_is_a_404_problem(client_anon: APIClient, db: None) -> 
     response = client_anon.get("/api/v1/agents/not-a-uuid")
     assert response.status_code == 404
     assert response["Content-Type"] == "application/problem+json"
+
+
+def test_agent_detail_gives_badge_embed_snippets(client_anon: APIClient, agents: Any) -> None:
+    body = client_anon.get(f"/api/v1/agents/{agents['translator'].pk}").json()
+    assert set(body["embed"]) == {"markdown", "html", "rst"}
+    assert f"/badges/{agents['translator'].pk}.svg" in body["embed"]["markdown"]
+    assert body["links"]["badge"].endswith(f"/badges/{agents['translator'].pk}.svg")
