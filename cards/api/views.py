@@ -72,7 +72,12 @@ class AgentListCreateView(generics.ListAPIView):
         skills = Prefetch(
             "skills", queryset=Skill.objects.only("agent_id", "skill_id", "name", "tags")
         )
-        agents = visible(self.request).prefetch_related(skills)
+        # A result row needs the summary only: the big JSON columns stay in the database.
+        agents = (
+            visible(self.request)
+            .prefetch_related(skills)
+            .defer("findings", "search_text", "signature", "interfaces", "last_error")
+        )
         if "health" not in self.request.query_params:
             # Agents whose card has answered 404/410 for a week are hidden unless asked for.
             agents = agents.exclude(health=Agent.Health.GONE)
