@@ -3,11 +3,30 @@
 from __future__ import annotations
 
 import os
+from typing import Any
 
 from celery import Celery
+from celery.signals import task_prerun
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "registry.settings")
 
 app = Celery("registry")
 app.config_from_object("django.conf:settings", namespace="CELERY")
+# Celery's Django fixup closes the database connection after every task unless this is set;
+# a new connection per crawl costs more than the crawl's own queries. Keep it, and check it
+# before each task the way Django does between requests (below).
+app.conf.update(CELERY_DB_REUSE_MAX=1_000_000)
 app.autodiscover_tasks()
+
+
+@task_prerun.connect(weak=False)
+def _check_database_connections(task: Any = None, **kwargs: Any) -> None:
+    """Drop a connection that is too old or broken (a PostgreSQL restart) before a task runs.
+
+    Not for a task run in-process (eager): it shares the caller's connection and transaction.
+    """
+    if task is not None and getattr(task.request, "is_eager", False):
+        return
+    from django.db import close_old_connections
+
+    close_old_connections()
