@@ -125,7 +125,8 @@ def _record_not_modified(
     agent = Agent.objects.select_related("latest_snapshot").get(pk=agent_id)
     snapshot = agent.latest_snapshot
     signature = None
-    if snapshot is not None:
+    # Same bytes: an unsigned card stays unsigned, so only signed cards are verified again.
+    if snapshot is not None and (agent.signature or {}).get("signatures"):
         parsed = parse_card_bytes(bytes(snapshot.raw))
         signature = trust.signature_check(parsed, card_url=agent.card_url, agent_id=agent.pk)
     now = timezone.now()
