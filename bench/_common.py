@@ -10,6 +10,7 @@ import os
 import statistics
 import sys
 from pathlib import Path
+from typing import Any
 from urllib.parse import unquote, urlsplit
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -40,7 +41,7 @@ def check_loopback(url: str) -> None:
         raise SystemExit(f"benchmarks only talk to loopback addresses; {url!r} is not one")
 
 
-def ensure_database(database_url: str) -> None:
+def ensure_database(database_url: str, *, recreate: bool = False) -> None:
     """Create the database named in ``database_url`` if it does not exist."""
     import psycopg
     from psycopg import sql
@@ -52,6 +53,10 @@ def ensure_database(database_url: str) -> None:
         raise SystemExit(f"no database name in {database_url!r}")
     admin = parts._replace(path="/postgres").geturl()
     with psycopg.connect(admin, autocommit=True) as conn:
+        if recreate:
+            if "bench" not in name:
+                raise SystemExit(f"refusing to drop {name!r}: only databases named *bench* are")
+            conn.execute(sql.SQL("DROP DATABASE IF EXISTS {}").format(sql.Identifier(name)))
         exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name]).fetchone()
         if not exists:
             conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
@@ -97,3 +102,108 @@ def machine_summary() -> dict[str, str]:
     except OSError:
         pass
     return info
+
+
+# --- CPU accounting: the machine is shared, so measure what else ran ------------------------
+
+_TICK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+
+def machine_cpu_seconds() -> tuple[float, float]:
+    """(busy, total) CPU seconds of the whole machine since boot, from /proc/stat."""
+    with open("/proc/stat") as fh:
+        fields = [int(x) for x in fh.readline().split()[1:]]
+    idle = fields[3] + (fields[4] if len(fields) > 4 else 0)  # idle + iowait
+    total = sum(fields[:8])  # guest time is already inside user
+    return (total - idle) / _TICK, total / _TICK
+
+
+def process_cpu_seconds(pid: int) -> float:
+    """user + system CPU seconds of one process (0 if it is gone)."""
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            fields = fh.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / _TICK
+
+
+def children_of(pid: int) -> list[int]:
+    """Direct children of ``pid``."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as fh:
+                ppid = int(fh.read().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        if ppid == pid:
+            found.append(int(entry))
+    return found
+
+
+def busy_cores(interval: float = 1.0) -> float:
+    """How many cores' worth of CPU the whole machine used over ``interval`` seconds."""
+    import time
+
+    b0, _ = machine_cpu_seconds()
+    time.sleep(interval)
+    b1, _ = machine_cpu_seconds()
+    return (b1 - b0) / interval
+
+
+def wait_quiet(threshold: float = 0.25, max_wait: float = 90.0) -> float:
+    """Wait (bounded) until the machine uses under ``threshold`` cores; return the last reading."""
+    import time
+
+    deadline = time.monotonic() + max_wait
+    load = busy_cores(1.0)
+    while load > threshold and time.monotonic() < deadline:
+        load = busy_cores(2.0)
+    return load
+
+
+class CpuTracker:
+    """CPU used by a changing set of processes (PostgreSQL backends come and go).
+
+    A thread samples ``pids()`` every ``interval`` seconds and remembers, per process, the CPU
+    time at first sight and the latest; a process that exits between samples loses at most one
+    interval of its time.
+    """
+
+    def __init__(self, pids: Any, interval: float = 0.5) -> None:
+        import threading
+
+        self._pids = pids
+        self._interval = interval
+        self._first: dict[int, float] = {}
+        self._last: dict[int, float] = {}
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _sample(self, initial: bool = False) -> None:
+        for pid in self._pids():
+            cpu = process_cpu_seconds(pid)
+            if pid not in self._first:
+                self._first[pid] = cpu if initial else 0.0
+            self._last[pid] = max(cpu, self._last.get(pid, 0.0))
+
+    def _run(self) -> None:
+        while not self._stop.wait(self._interval):
+            self._sample()
+
+    def __enter__(self) -> CpuTracker:
+        self._sample(initial=True)
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+        self._sample()
+
+    @property
+    def seconds(self) -> float:
+        return sum(self._last[pid] - self._first[pid] for pid in self._last)
