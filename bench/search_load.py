@@ -370,14 +370,20 @@ def main() -> None:
     server = start_server(args, port)
     rows: list[dict[str, Any]] = []
     failed = False
-    watcher = psycopg.connect(args.database_url, autocommit=True)
+    watcher = [psycopg.connect(args.database_url, autocommit=True)]
 
     def own_pids() -> list[int]:
-        backends = watcher.execute(
-            "SELECT pid FROM pg_stat_activity "
-            "WHERE datname = current_database() AND pid <> pg_backend_pid()"
-        ).fetchall()
-        return [server.pid, *children_of(server.pid), *(pid for (pid,) in backends)]
+        pids = [server.pid, *children_of(server.pid)]
+        try:
+            if watcher[0].closed:  # PostgreSQL restarted under us: the run reports errors
+                watcher[0] = psycopg.connect(args.database_url, autocommit=True)
+            backends = watcher[0].execute(
+                "SELECT pid FROM pg_stat_activity "
+                "WHERE datname = current_database() AND pid <> pg_backend_pid()"
+            ).fetchall()
+        except psycopg.Error:
+            return pids
+        return pids + [pid for (pid,) in backends]
 
     try:
         wait_ready(port, server)
@@ -417,7 +423,7 @@ def main() -> None:
                     print(f"  FAILED: every {kind} answer was empty", flush=True)
     finally:
         stop_server(server)
-        watcher.close()
+        watcher[0].close()
 
     print()
     print(
