@@ -43,6 +43,12 @@ worker: $(STAMP)
 beat: $(STAMP)
 	$(VENV)/bin/celery -A registry beat --loglevel=INFO
 
+## bench: seed 10k agents, then the search and ingestion benchmarks (loopback PostgreSQL and Redis)
+bench: $(STAMP) services
+	$(PY) bench/seed.py -n 10000 --recreate --database-url postgres://postgres@127.0.0.1:5432/registry_bench_10k
+	$(PY) bench/search_load.py --database-url postgres://postgres@127.0.0.1:5432/registry_bench_10k --clients 8 --duration 12 --runs 3
+	$(PY) bench/ingest.py --cards 2000 --runs 3
+
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
 

@@ -54,6 +54,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench import ingest, synth  # noqa: E402
 from bench._common import (  # noqa: E402
+    CpuTracker,
     check_loopback,
     children_of,
     ensure_database,
@@ -195,6 +196,13 @@ def other_benchmarks() -> list[str]:
     return [line for line in found.splitlines() if line.strip()]
 
 
+def other_benchmark_pids() -> list[int]:
+    """The other benchmarks' processes and their children (their own PostgreSQL backends are
+    not among them, so the CPU they use is a lower bound of the others' load)."""
+    pids = [int(line.split()[0]) for line in other_benchmarks()]
+    return pids + [child for pid in pids for child in children_of(pid)]
+
+
 def wait_for_machine(max_other_wait: float, quiet_cores: float, quiet_wait: float) -> float:
     """Wait (bounded) until no other benchmark runs and the machine is quiet; return the load."""
     deadline = time.monotonic() + max_other_wait
@@ -323,6 +331,10 @@ def count_in_log(log: Path, offset: int, needles: list[bytes]) -> tuple[list[int
     return [data.count(n) for n in needles], offset + len(data)
 
 
+def _overlap(row: dict[str, Any]) -> str:
+    return f"{row['overlap']:.0%} ({row['other_bench_cores']:.2f})"
+
+
 def run_benchmark(args: argparse.Namespace) -> None:
     from django.core.management import call_command
     from django.db import connection
@@ -372,7 +384,8 @@ def run_benchmark(args: argparse.Namespace) -> None:
                     sent0 = server.stats()
                     busy0, _ = machine_cpu_seconds()
                     own0 = sum(process_cpu_seconds(p) for p in mine)
-                    timing = crawl_pass(ids, args.timeout, args.redis_url)
+                    with CpuTracker(other_benchmark_pids, interval=1.0) as others_cpu:
+                        timing = crawl_pass(ids, args.timeout, args.redis_url)
                     busy1, _ = machine_cpu_seconds()
                     own1 = sum(process_cpu_seconds(p) for p in mine)
                     sent1 = server.stats()
@@ -399,6 +412,7 @@ def run_benchmark(args: argparse.Namespace) -> None:
                         "load_before": load,
                         "machine_cores": (busy1 - busy0) / elapsed,
                         "own_cores": (own1 - own0) / elapsed,
+                        "other_bench_cores": others_cpu.seconds / elapsed,
                         "other_benchmarks": bool(others_before or others_after),
                         **timing,
                         **checks,
@@ -415,7 +429,8 @@ def run_benchmark(args: argparse.Namespace) -> None:
                         f"{row['machine_cores']:.2f}, bench processes {row['own_cores']:.2f}; "
                         f"load before {load:.2f}"
                         + (
-                            f"; ANOTHER BENCHMARK RAN during {row['overlap']:.0%} of the pass"
+                            f"; ANOTHER BENCHMARK RAN during {row['overlap']:.0%} of the pass, "
+                            f"using {row['other_bench_cores']:.2f} cores"
                             if row["other_benchmarks"]
                             else ""
                         )
@@ -447,7 +462,7 @@ def run_benchmark(args: argparse.Namespace) -> None:
     )
     print(
         "| worker processes | pass | cards/s (median) | runs | mean fetch ms | deferred "
-        "| machine cores | other benchmark running |"
+        "| machine cores | other benchmark running (cores) |"
     )
     print("|---:|---|---:|---|---:|---:|---:|---|")
     for concurrency in concurrencies:
@@ -463,7 +478,7 @@ def run_benchmark(args: argparse.Namespace) -> None:
                 f"| {median([r['fetch_ms'] for r in rows]):.1f} "
                 f"| {median([r['deferred'] for r in rows]):.0f} "
                 f"| {median([r['machine_cores'] for r in rows]):.2f} "
-                f"| {', '.join(format(r['overlap'], '.0%') for r in rows)} |"
+                f"| {', '.join(_overlap(r) for r in rows)} |"
             )
         if "first" in medians and "recrawl" in medians:
             print(f"|   | recrawl/first | {medians['recrawl'] / medians['first']:.2f}x | | | | | |")

@@ -432,7 +432,10 @@ def main() -> None:
             stop_worker(worker)
             import redis
 
-            redis.Redis.from_url(args.redis_url).delete(QUEUE)
+            # the queue and the bindings kombu keeps for it (no expiry of their own)
+            redis.Redis.from_url(args.redis_url).delete(
+                QUEUE, f"_kombu.binding.{QUEUE}", f"_kombu.binding_permanent.{QUEUE}"
+            )
         parent.send("stop")
         server.join(10)
         if server.is_alive():
