@@ -1,7 +1,7 @@
 """Crawl throughput (issue 5): a first crawl and a 304 re-crawl of N distinct cards, real workers.
 
     .venv/bin/python bench/crawl.py --cards 10000 --runs 2 --concurrency 1,2
-    .venv/bin/python bench/crawl.py --profile 300
+    .venv/bin/python bench/crawl.py --profile 300 [--no-cprofile]
 
 One process serves N distinct synthetic cards (bench/synth.py) from ``--origins`` HTTP servers
 on 127.0.0.1 (one port each; agents are queued round-robin over them). Every response carries
@@ -25,8 +25,10 @@ separately). After each pass the outcome is checked: every agent ``ok``, N snaps
 after the re-crawl), N attempts with ``http_status=200`` (first) or ``304`` (re-crawl), and the
 server's own count of 200 and 304 responses. Any failed check exits 1.
 
-``--profile K`` instead crawls K agents in this process (no Celery), twice, under cProfile and
-with per-phase timers and an SQL counter, and prints where a crawl's time goes.
+``--profile K`` instead crawls K agents in this process (no Celery), twice (first, 304), under
+cProfile (or, with ``--no-cprofile``, without it), with per-phase timers, an SQL counter and the
+CPU of this process, its PostgreSQL backend and the card server, and prints where a crawl's
+time goes. Results: docs/benchmarks-crawl.md.
 """
 
 from __future__ import annotations
@@ -451,7 +453,12 @@ def run_benchmark(args: argparse.Namespace) -> None:
             ingest.stop_worker(worker)
         import redis
 
-        redis.Redis.from_url(args.redis_url).delete(ingest.QUEUE)
+        # the queue and the bindings kombu keeps for it (no expiry of their own)
+        redis.Redis.from_url(args.redis_url).delete(
+            ingest.QUEUE,
+            f"_kombu.binding.{ingest.QUEUE}",
+            f"_kombu.binding_permanent.{ingest.QUEUE}",
+        )
         server.stop()
 
     print()
@@ -553,6 +560,9 @@ def run_profile(args: argparse.Namespace) -> None:
             (health, "after_success", "health.after_success"),
             (trust, "record_signature", "trust.record_signature"),
             (crawling, "_attempt", "CrawlAttempt insert"),
+            (crawling.Snapshot.objects, "get_or_create", "Snapshot get_or_create"),
+            (crawling.Agent, "save", "Agent.save"),
+            (trust, "pinned_jwks", "  pinned_jwks (in signature_check)"),
         ]:
             timer.wrap(owner, attr, label)
         connection.close()
@@ -570,18 +580,35 @@ def run_profile(args: argparse.Namespace) -> None:
             timer.reset()
             profiler = cProfile.Profile()
             outcomes: dict[str, int] = {}
+            connection.ensure_connection()
+            with connection.cursor() as cur:
+                cur.execute("SELECT pg_backend_pid()")
+                backend = cur.fetchone()[0]
             with connection.execute_wrapper(timer.sql):
+                cpu = [process_cpu_seconds(backend), process_cpu_seconds(server.process.pid)]
+                own = time.process_time()
                 t = time.perf_counter()
-                profiler.enable()
+                if not args.no_cprofile:
+                    profiler.enable()
                 for agent_id in ids:
                     outcome = crawling.agent_crawl(agent_id=agent_id)
                     outcomes[outcome] = outcomes.get(outcome, 0) + 1
                 profiler.disable()
                 wall = time.perf_counter() - t
+                own = time.process_time() - own
+                cpu = [
+                    process_cpu_seconds(backend) - cpu[0],
+                    process_cpu_seconds(server.process.pid) - cpu[1],
+                ]
             n = len(ids)
+            under = "without cProfile" if args.no_cprofile else "under cProfile"
             print(
                 f"\n=== {kind}: {n} crawls in process, {wall:.2f}s, {n / wall:.1f} cards/s, "
-                f"{wall / n * 1000:.2f} ms per crawl (under cProfile); outcomes {outcomes}"
+                f"{wall / n * 1000:.2f} ms per crawl ({under}); outcomes {outcomes}"
+            )
+            print(
+                f"CPU per crawl: this process {own / n * 1000:.2f} ms, its PostgreSQL backend "
+                f"{cpu[0] / n * 1000:.2f} ms, the card server {cpu[1] / n * 1000:.2f} ms"
             )
             print(
                 f"SQL: {timer.sql_count / n:.1f} statements per crawl, "
@@ -592,6 +619,8 @@ def run_profile(args: argparse.Namespace) -> None:
                 print(
                     f"  {label:34} {total / n * 1000:7.2f} ms  ({timer.calls[label] / n:.1f} calls)"
                 )
+            if args.no_cprofile:
+                continue
             out = io.StringIO()
             stats = pstats.Stats(profiler, stream=out)
             stats.sort_stats("tottime").print_stats(args.profile_top)
@@ -642,6 +671,9 @@ def main() -> None:
         "--profile", type=int, default=0, help="profile K in-process crawls instead"
     )
     parser.add_argument("--profile-top", type=int, default=30)
+    parser.add_argument(
+        "--no-cprofile", action="store_true", help="with --profile: phase timers and CPU only"
+    )
     args = parser.parse_args()
     check_loopback(args.database_url)
     check_loopback(args.redis_url)
