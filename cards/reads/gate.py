@@ -1,0 +1,88 @@
+"""The one visibility gate: which agents (and which of their rows) a reader may see.
+
+Every public read starts here. The rule (docs/api.md, "Visibility"):
+
+- deleted agents are never shown;
+- anonymous readers and other accounts see approved and featured agents;
+- a signed-in owner also sees their own agents in any moderation state;
+- staff see every agent that is not deleted;
+- agents whose card has been gone (404/410) for a week are left out of searches unless the
+  reader asks for ``health=gone``; they stay reachable by id.
+
+Index rows (skills, tags, modes, extensions, schema uses, snapshots) are read only through
+:func:`agents` so a hidden agent's strings never reach a response.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from django.db.models import Q, QuerySet
+
+from cards.models import Agent
+from registry.errors import ProblemError
+
+
+@dataclass(frozen=True)
+class Viewer:
+    """Who is reading: enough to apply the rule without holding on to the request."""
+
+    user_id: int | None = None
+    staff: bool = False
+
+    @classmethod
+    def of(cls, user: Any) -> Viewer:
+        if user is None or not getattr(user, "is_authenticated", False):
+            return ANONYMOUS
+        return cls(user_id=user.pk, staff=bool(getattr(user, "is_staff", False)))
+
+    @property
+    def anonymous(self) -> bool:
+        return self.user_id is None
+
+    def manages(self, agent: Agent) -> bool:
+        """The owner and staff may manage an agent (re-crawl, delete, see moderation reasons)."""
+        if self.user_id is None:
+            return False
+        return self.staff or (
+            agent.submitted_by_id is not None and agent.submitted_by_id == self.user_id
+        )
+
+
+ANONYMOUS = Viewer()
+
+PUBLIC = Q(deleted_at__isnull=True, moderation__in=Agent.PUBLIC_STATES)
+
+
+def public_condition() -> Q:
+    """The condition for everyone's view: used by partial indexes and maintained counts too."""
+    return PUBLIC
+
+
+def agents(viewer: Viewer = ANONYMOUS, *, include_gone: bool = True) -> QuerySet[Agent]:
+    """The agents ``viewer`` may see."""
+    rows = Agent.objects.filter(deleted_at__isnull=True)
+    if not viewer.staff:
+        allowed = Q(moderation__in=Agent.PUBLIC_STATES)
+        if viewer.user_id is not None:
+            allowed |= Q(submitted_by_id=viewer.user_id)
+        rows = rows.filter(allowed)
+    if not include_gone:
+        rows = rows.exclude(health=Agent.Health.GONE)
+    return rows
+
+
+def agent(viewer: Viewer, pk: Any, *, queryset: QuerySet[Agent] | None = None) -> Agent:
+    """One agent the viewer may see, or a 404 problem (the same answer as for a missing one)."""
+    rows = agents(viewer) if queryset is None else queryset & agents(viewer)
+    found = rows.filter(pk=pk).first()
+    if found is None:
+        raise not_found()
+    return found
+
+
+def not_found() -> ProblemError:
+    return ProblemError(
+        status=404, slug="not-found", title="Not found", detail="No agent with this id."
+    )
