@@ -1,9 +1,26 @@
 from __future__ import annotations
 
+from typing import Any
+
 from django.apps import AppConfig
+from django.db.models.signals import post_save
+
+
+def _agent_saved(sender: Any, instance: Any, raw: bool = False, **kwargs: Any) -> None:
+    if raw:  # loaddata: rows as given, documents rendered by the command afterwards
+        return
+    from cards.rendering.store import agent_changed  # apps are loading: models not ready earlier
+
+    agent_changed(instance.pk)
 
 
 class CardsConfig(AppConfig):
     name = "cards"
     verbose_name = "Agents and cards"
     default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        from cards.models import Agent
+
+        # Every saved agent gets its public documents re-rendered when the transaction commits.
+        post_save.connect(_agent_saved, sender=Agent, dispatch_uid="cards-render-documents")

@@ -14,8 +14,8 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from cards import selectors
 from cards.attestation import agent_attest, issuer
+from cards.reads import gate
 from registry import signing_keys
 from registry.errors import ProblemError
 
@@ -63,7 +63,7 @@ class AgentAttestationView(APIView):
     )
     def get(self, request: Request, pk: Any) -> HttpResponse:
         agent = (
-            selectors.visible_agents(request.user)
+            gate.agents(gate.Viewer.of(request.user))
             .select_related("latest_snapshot")
             .filter(pk=pk)
             .first()

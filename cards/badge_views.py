@@ -8,9 +8,9 @@ import uuid
 from django.http import HttpRequest, HttpResponse
 from django.views.decorators.http import require_safe
 
-from cards import selectors
 from cards.badges import badge_state, label_from_query, render_badge
 from cards.models import Agent
+from cards.reads import gate
 
 SVG_CONTENT_TYPE = "image/svg+xml; charset=utf-8"
 MAX_AGE_SECONDS = 300
@@ -26,7 +26,7 @@ def _public_agent(ident: str) -> Agent | None:
     except ValueError:
         return None
     return (
-        selectors.visible_agents(None)
+        gate.agents(gate.ANONYMOUS)
         .only("pk", "health", "valid", "signature_status", "latest_snapshot")
         .filter(pk=pk)
         .first()

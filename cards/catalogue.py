@@ -1,6 +1,6 @@
 """The public catalogue: server-rendered search and agent pages (plain templates, no JavaScript).
 
-Everything starts from :func:`cards.selectors.visible_agents`, so agents that are pending,
+Everything starts from :func:`cards.reads.gate.agents`, so agents that are pending,
 hidden, rejected or deleted never reach the public. Card text is untrusted: the templates rely on
 autoescaping and never mark it safe, links from cards are only rendered for http(s) URLs, and
 every page is sent with a Content-Security-Policy that allows no script at all.
@@ -8,30 +8,34 @@ every page is sent with a Content-Security-Policy that allows no script at all.
 
 from __future__ import annotations
 
-import base64
-import binascii
-import datetime as dt
+import json
 import uuid
 from dataclasses import dataclass, field
+from types import SimpleNamespace
 from typing import Any
 from urllib.parse import urlencode, urlsplit
 
 from django.apps import apps
 from django.core.cache import cache
-from django.db.models import Count, Prefetch, Q, QuerySet
+from django.db.models import Prefetch, QuerySet
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.urls import NoReverseMatch, reverse
 from django.views.decorators.http import require_safe
 
-from cards import selectors
-from cards.models import Agent, Extension, Mode, Skill, SkillTag
+from cards.models import Agent, Extension, FacetCount, Mode, Skill
+from cards.reads import documents, gate, paging
+from cards.reads import facets as reads_facets
+from cards.reads.gate import Viewer
+from cards.reads.paging import Keyset
+from cards.reads.params import Query
+from cards.reads.search import AgentSearch
 from registry.errors import ProblemError
 
 PAGE_SIZE = 20
 FEATURED_LIMIT = 6
 FACET_LIMIT = 12
-FACET_CACHE_KEY = "catalogue:facets:v1"
+FACET_CACHE_KEY = "catalogue:facets:v2"
 FACET_CACHE_SECONDS = 120
 MAX_TAGS = 10
 MAX_PARAM_LENGTH = 1000
@@ -81,16 +85,20 @@ def safe_link(url: str) -> str | None:
 
 # --- search parameters -----------------------------------------------------------------------
 
+CATALOGUE_PARAMETERS = ("q", "tag", "input_mode", "output_mode", "schema", "cursor")
+AGENTS = Keyset(scope="agents", order=("-created_at", "-id"))
+
 
 @dataclass
 class Search:
+    """What the search form asked for, kept as text to fill the form and build links."""
+
     q: str = ""
     tags: list[str] = field(default_factory=list)
     input_mode: str = ""
     output_mode: str = ""
     schema: str = ""
-    after: tuple[dt.datetime, uuid.UUID] | None = None
-    before: tuple[dt.datetime, uuid.UUID] | None = None
+    cursor: str = ""
     errors: list[str] = field(default_factory=list)
 
     @property
@@ -122,37 +130,11 @@ class Search:
         return "/?" + urlencode(params) if params else "/"
 
 
-def encode_cursor(agent: Agent) -> str:
-    raw = f"{agent.created_at.isoformat()}|{agent.pk}".encode()
-    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
-
-
-def decode_cursor(text: str) -> tuple[dt.datetime, uuid.UUID]:
-    try:
-        raw = base64.urlsafe_b64decode(text + "=" * (-len(text) % 4)).decode()
-        when, _, pk = raw.partition("|")
-        moment = dt.datetime.fromisoformat(when)
-        if moment.tzinfo is None:
-            raise ValueError("naive time")
-        return moment, uuid.UUID(pk)
-    except (ValueError, binascii.Error, UnicodeDecodeError):
-        raise ValueError("malformed page link") from None
-
-
-def parse_search(request: HttpRequest) -> Search:
+def parse_search(request: HttpRequest) -> tuple[Search, AgentSearch | None]:
+    """The form's text and, when it is well formed, the shared search it stands for (the
+    parameters are read by the same strict rules as the API; errors are shown on the page)."""
     search = Search()
     get = request.GET
-    for name, values in get.lists():
-        for value in values:
-            if "\x00" in value:
-                search.errors.append(f"The {name} parameter contains a NUL character.")
-            elif len(value) > MAX_PARAM_LENGTH:
-                search.errors.append(
-                    f"The {name} parameter is longer than {MAX_PARAM_LENGTH} characters."
-                )
-    if search.errors:
-        return search
-
     search.q = " ".join(get.get("q", "").split())
     seen: set[str] = set()
     for tag in get.getlist("tag"):
@@ -160,81 +142,72 @@ def parse_search(request: HttpRequest) -> Search:
         if tag and tag.lower() not in seen:
             seen.add(tag.lower())
             search.tags.append(tag)
-    if len(search.tags) > MAX_TAGS:
-        search.errors.append(f"At most {MAX_TAGS} tags can be combined.")
     search.input_mode = get.get("input_mode", "").strip()
     search.output_mode = get.get("output_mode", "").strip()
     search.schema = get.get("schema", "").strip()
-    for name in ("after", "before"):
-        text = get.get(name, "").strip()
-        if text:
-            try:
-                setattr(search, name, decode_cursor(text))
-            except ValueError:
-                search.errors.append("The page link is malformed; start again from the first page.")
-    if search.after and search.before:
-        search.errors.append("A page link cannot have both after and before.")
-    return search
+    search.cursor = get.get("cursor", "").strip()
+    try:
+        query = Query(get, CATALOGUE_PARAMETERS)
+        parsed = AgentSearch.parse(query)
+        if search.cursor:
+            paging.decode(AGENTS.scope, search.cursor)
+    except ProblemError as problem:
+        search.errors.append(_sentence(problem))
+        return search, None
+    return search, parsed
 
 
-def _filtered(agents: QuerySet[Agent], search: Search) -> QuerySet[Agent]:
-    """Apply the filters; a malformed media type adds an error instead of raising."""
-    if search.q:
-        agents = selectors.text_filter(agents, search.q)
-    for tag in search.tags:
-        agents = selectors.with_tag(agents, tag)
-    for name, direction in (
-        ("input_mode", Mode.Direction.INPUT),
-        ("output_mode", Mode.Direction.OUTPUT),
-    ):
-        text = getattr(search, name)
-        if text:
-            try:
-                query = selectors.mode_query(text, parameter=name)
-            except ProblemError as exc:
-                search.errors.append(f"{exc.detail}.")
-                continue
-            agents = selectors.with_mode(agents, query, direction)
-    if search.schema:
-        agents = selectors.with_schema(agents, search.schema)
-    return agents
+def _sentence(problem: ProblemError) -> str:
+    if problem.errors and problem.errors[0]["pointer"] == "#/cursor":
+        return "The page link is malformed; start again from the first page."
+    detail = problem.detail
+    return detail if detail.endswith(".") else detail + "."
 
 
 @dataclass
 class Page:
-    agents: list[Agent]
+    agents: list[Any]
     next_url: str | None
     previous_url: str | None
 
 
+def _row(summary: dict[str, Any]) -> SimpleNamespace:
+    """A result row for the template, from the agent's stored summary."""
+    skills = summary.get("skills") or []
+    tags: list[str] = []
+    for skill in skills:
+        for tag in skill.get("tags") or []:
+            if isinstance(tag, str) and tag not in tags:
+                tags.append(tag)
+    provider = summary.get("provider") or {}
+    return SimpleNamespace(
+        pk=summary["id"],
+        url=summary["url"],
+        name=summary["name"],
+        description=summary["description"],
+        version=summary["version"],
+        provider_organization=provider.get("organization", ""),
+        signature_status=summary["signature_status"],
+        valid=(summary.get("validation") or {}).get("valid"),
+        health=summary["health"],
+        moderation=summary["moderation"],
+        catalogue_skills=[s.get("name") or s.get("id") for s in skills[:6]],
+        catalogue_more_skills=max(0, len(skills) - 6),
+        catalogue_tags=tags[:8],
+    )
+
+
 def _page(agents: QuerySet[Agent], search: Search) -> Page:
     """Keyset pagination on (created_at, id), newest first: no COUNT, no OFFSET."""
-    if search.before is not None:
-        when, pk = search.before
-        rows = list(
-            agents.filter(Q(created_at__gt=when) | Q(created_at=when, pk__gt=pk)).order_by(
-                "created_at", "id"
-            )[: PAGE_SIZE + 1]
-        )
-        has_previous = len(rows) > PAGE_SIZE
-        rows = list(reversed(rows[:PAGE_SIZE]))
-        has_next = True
-    else:
-        if search.after is not None:
-            when, pk = search.after
-            agents = agents.filter(Q(created_at__lt=when) | Q(created_at=when, pk__lt=pk))
-        rows = list(agents.order_by("-created_at", "-id")[: PAGE_SIZE + 1])
-        has_next = len(rows) > PAGE_SIZE
-        rows = rows[:PAGE_SIZE]
-        has_previous = search.after is not None
-    base = search.params()
-    next_url = previous_url = None
-    if rows and has_next:
-        next_url = "/?" + urlencode([*base, ("after", encode_cursor(rows[-1]))])
-    if rows and has_previous:
-        previous_url = "/?" + urlencode([*base, ("before", encode_cursor(rows[0]))])
-    elif has_previous:
-        previous_url = search.url()
+    texts, last = documents.page_of_summaries(
+        AGENTS.apply(agents, search.cursor), keys=AGENTS.fields, limit=PAGE_SIZE
+    )
+    rows = [_row(json.loads(text)) for text in texts]
+    next_url = None
+    if last is not None:
+        next_url = "/?" + urlencode([*search.params(), ("cursor", AGENTS.next_cursor(last))])
+    # Forward-only cursors: the way back is the first page.
+    previous_url = search.url() if search.cursor else None
     return Page(agents=rows, next_url=next_url, previous_url=previous_url)
 
 
@@ -242,50 +215,39 @@ def _page(agents: QuerySet[Agent], search: Search) -> Page:
 
 
 def facets() -> dict[str, list[dict[str, Any]]]:
-    """Top tags, modes and schemas over publicly listed agents, cached for a short while.
-
-    Counted for the anonymous view only, so a cached facet never reveals a hidden agent's tags.
-    """
+    """Top tags, modes and schemas over public agents, from the maintained counts, cached for
+    a short while (the same for every reader: the counts are over public agents only)."""
     try:
         cached = cache.get(FACET_CACHE_KEY)
     except Exception:  # a cache outage must not take the catalogue down
         cached = None
     if cached is not None:
-        return cached
-    public = Q(agent__deleted_at__isnull=True, agent__moderation__in=Agent.PUBLIC_STATES)
-    gone = Q(agent__health=Agent.Health.GONE)
-    tags = (
-        SkillTag.objects.filter(public)
-        .exclude(gone)
-        .values("tag")
-        .annotate(agents=Count("agent", distinct=True))
-        .order_by("-agents", "tag")[:FACET_LIMIT]
-    )
-    modes = Mode.objects.filter(public).exclude(gone)
-    result = {
-        "tags": [{"value": row["tag"], "agents": row["agents"]} for row in tags],
-        "schemas": [
-            {"value": row["schema"], "agents": row["agents"]}
-            for row in modes.filter(schema__isnull=False)
-            .exclude(schema="")
-            .values("schema")
-            .annotate(agents=Count("agent", distinct=True))
-            .order_by("-agents", "schema")[:FACET_LIMIT]
-        ],
-    }
-    for direction in (Mode.Direction.INPUT, Mode.Direction.OUTPUT):
-        result[f"{direction}_modes"] = [
-            {"value": row["essence"], "agents": row["agents"]}
-            for row in modes.filter(direction=direction)
-            .values("essence")
-            .annotate(agents=Count("agent", distinct=True))
-            .order_by("-agents", "essence")[:FACET_LIMIT]
-        ]
+        return cached  # type: ignore[no-any-return]
+    result = _count_facets()
     try:
         cache.set(FACET_CACHE_KEY, result, FACET_CACHE_SECONDS)
     except Exception:
         pass
     return result
+
+
+def _count_facets() -> dict[str, list[dict[str, Any]]]:
+
+    def values(rows: list[dict[str, Any]], key: str) -> list[dict[str, Any]]:
+        return [{"value": row[key], "agents": row["agents"]} for row in rows]
+
+    return {
+        "tags": values(reads_facets.top(FacetCount.Kind.TAG, limit=FACET_LIMIT), "tag"),
+        "schemas": values(reads_facets.top(FacetCount.Kind.SCHEMA, limit=FACET_LIMIT), "schema"),
+        "input_modes": values(
+            reads_facets.top(FacetCount.Kind.MODE, direction="input", limit=FACET_LIMIT),
+            "media_type",
+        ),
+        "output_modes": values(
+            reads_facets.top(FacetCount.Kind.MODE, direction="output", limit=FACET_LIMIT),
+            "media_type",
+        ),
+    }
 
 
 def _facet_links(search: Search, found: dict[str, list[dict[str, Any]]]) -> list[dict[str, Any]]:
@@ -329,45 +291,21 @@ def _active_filters(search: Search) -> list[dict[str, str]]:
 # --- views -----------------------------------------------------------------------------------
 
 
-def _summarise_skills(agent: Agent) -> None:
-    """Skill names and distinct tags for a result row (from the prefetched skills)."""
-    skills = list(agent.skills.all())
-    tags: list[str] = []
-    for skill in skills:
-        for tag in skill.tags:
-            if isinstance(tag, str) and tag not in tags:
-                tags.append(tag)
-    agent.catalogue_skills = [s.name or s.skill_id for s in skills[:6]]  # type: ignore[attr-defined]
-    agent.catalogue_more_skills = max(0, len(skills) - 6)  # type: ignore[attr-defined]
-    agent.catalogue_tags = tags[:8]  # type: ignore[attr-defined]
-
-
 @require_safe
 def home(request: HttpRequest) -> HttpResponse:
-    search = parse_search(request)
+    search, parsed = parse_search(request)
     page = Page(agents=[], next_url=None, previous_url=None)
     featured: list[Agent] = []
-    if not search.errors:
-        agents = selectors.visible_agents(request.user).exclude(health=Agent.Health.GONE)
-        agents = _filtered(agents, search)
-        if not search.errors:
-            skills = Prefetch(
-                "skills",
-                queryset=Skill.objects.only(
-                    "agent_id", "position", "skill_id", "name", "tags"
-                ).order_by("agent_id", "position"),
+    if parsed is not None:
+        viewer = Viewer.of(request.user)
+        page = _page(parsed.apply(gate.agents(viewer)), search)
+        if not search.filtered and not search.cursor:
+            featured = list(
+                gate.agents(viewer, include_gone=False)
+                .filter(moderation=Agent.Moderation.FEATURED)
+                .only("id", "url", "name", "description")
+                .order_by("-created_at", "-id")[:FEATURED_LIMIT]
             )
-            page = _page(agents.only(*LIST_FIELDS).prefetch_related(skills), search)
-            for agent in page.agents:
-                _summarise_skills(agent)
-            if not search.filtered and search.after is None and search.before is None:
-                featured = list(
-                    selectors.visible_agents(request.user)
-                    .filter(moderation=Agent.Moderation.FEATURED)
-                    .exclude(health=Agent.Health.GONE)
-                    .only("id", "url", "name", "description")
-                    .order_by("-created_at", "-id")[:FEATURED_LIMIT]
-                )
     context = {
         "search": search,
         "page": page,
@@ -446,7 +384,7 @@ def _optional_url(name: str, *args: Any) -> str | None:
 @require_safe
 def agent_page(request: HttpRequest, pk: uuid.UUID) -> HttpResponse:
     agent = (
-        selectors.visible_agents(request.user)
+        gate.agents(Viewer.of(request.user))
         .defer("findings", "search_text", "signature")
         .prefetch_related(
             Prefetch("skills", queryset=Skill.objects.order_by("position")),

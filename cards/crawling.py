@@ -22,6 +22,7 @@ from cards.findings import counts
 from cards.indexing import apply_summary, index_card
 from cards.models import Agent, CrawlAttempt, Snapshot
 from cards.parsing import parse_card_bytes
+from cards.rendering.store import agent_changed
 from cards.services import CardReport, TransientCrawlError, card_check, fetch_card
 from registry.http import FetchError, FetchResult
 from schemas_app.services import index_agent_schemas
@@ -59,6 +60,8 @@ def _attempt(
         error_code=error.code if error else "",
         error=error.reason[:2000] if error else "",
     )
+    # The detail shows uptime from these rows: render again now that this one exists.
+    agent_changed(agent.pk)
 
 
 def agent_crawl(*, agent_id: Any) -> str:

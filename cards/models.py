@@ -8,6 +8,8 @@ from django.conf import settings
 from django.db import models
 from django.db.models.functions import Upper
 
+from cards.fields import TextArrayField
+
 
 class Agent(models.Model):
     """One submitted agent: the URL it was submitted with and a summary of its latest card."""
@@ -111,7 +113,20 @@ class Agent(models.Model):
         "Snapshot", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
 
-    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+    # the read model (cards/rendering.py writes these; cards/reads/ serves them)
+    tags = TextArrayField(
+        default=list, blank=True, help_text="Distinct skill tags, lower-cased (GIN on PostgreSQL)."
+    )
+    summary_doc = models.TextField(blank=True, help_text="Rendered search-result JSON.")
+    detail_doc = models.TextField(blank=True, help_text="Rendered public detail JSON.")
+    doc_format = models.PositiveSmallIntegerField(
+        default=0, help_text="Shape version of the rendered documents; 0: never rendered."
+    )
+    facet_keys = models.JSONField(
+        default=list, blank=True, help_text="What this agent adds to the maintained facet counts."
+    )
+
+    created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
@@ -129,6 +144,31 @@ class Agent(models.Model):
 
     def __str__(self) -> str:
         return self.name or self.url
+
+
+class FacetCount(models.Model):
+    """How many public agents have a tag, a mode or an extension: kept up to date by
+    cards/rendering.py in the same transaction as the agent's documents."""
+
+    class Kind(models.TextChoices):
+        TAG = "tag"
+        MODE = "mode"
+        EXTENSION = "extension"
+        SCHEMA = "schema"
+
+    kind = models.CharField(max_length=16, choices=Kind.choices)
+    direction = models.CharField(max_length=6, blank=True, help_text="Modes only.")
+    key = models.TextField()
+    agents = models.IntegerField(default=0)
+    extra = models.IntegerField(
+        default=0, help_text="Tags: skills carrying it; extensions: agents requiring it."
+    )
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["kind", "direction", "key"], name="facet_unique_key"),
+        ]
+        indexes = [models.Index(fields=["kind", "-agents", "key"], name="facet_rank_idx")]
 
 
 class Snapshot(models.Model):

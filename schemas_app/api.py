@@ -5,28 +5,31 @@ Every error is problem+json (``registry.errors.ProblemError``); nothing here sto
 
 from __future__ import annotations
 
-import base64
-import binascii
 import json
 import re
+import uuid
 from typing import Any
 from urllib.parse import quote, unquote, urlencode
 
 from django.db.models import QuerySet
+from django.http import HttpResponse
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
-from rest_framework import generics, serializers
+from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from cards.api.serializers import AgentSummarySerializer
+from cards.api.reads import CURSOR, LIMIT, json_response, page_of
 from cards.models import Agent, Extension
-from cards.selectors import visible_agents
+from cards.reads import documents, gate, paging
+from cards.reads.gate import Viewer
+from cards.reads.paging import Keyset
+from cards.reads.params import Query, invalid
+from cards.rendering.shapes import AgentSummarySerializer
 from registry.errors import ProblemError
-from registry.pagination import RegistryCursorPagination
 from schemas_app import selectors
 from schemas_app.checks import params_errors
 from schemas_app.conf import limit as setting
@@ -82,26 +85,13 @@ def _int_param(value: Any, name: str, pointer: str, *, default: int, query: bool
     return value
 
 
-def _query_limit(request: Request, default: int = 20) -> int:
-    return _int_param(
-        request.query_params.get("limit"), "limit", "#/limit", default=default, query=True
-    )
-
-
-def _direction(request: Request) -> str | None:
-    direction = request.query_params.get("direction")
-    if direction not in (None, "input", "output"):
-        raise _invalid("direction must be input or output", "#/direction", "invalid-parameter")
-    return direction
-
-
 def _visible(request: Request) -> QuerySet[Agent]:
-    """The agents this reader may see (moderation and deletion apply here as in /agents)."""
-    return visible_agents(request.user)
+    """The agents this reader may see: the one gate (cards.reads.gate)."""
+    return gate.agents(Viewer.of(request.user))
 
 
 def _agent_with_card(request: Request, pk: Any) -> Agent:
-    agent = get_object_or_404(_visible(request), pk=pk)
+    agent = gate.agent(Viewer.of(request.user), pk)
     if agent.latest_snapshot_id is None:
         raise ProblemError(
             status=404,
@@ -135,21 +125,11 @@ def _schema_path(name: str, suffix: str = "") -> str:
     return reverse("schema-list") + "/" + quote(name, safe="") + suffix
 
 
-def _encode_cursor(value: str) -> str:
-    return base64.urlsafe_b64encode(json.dumps({"after": value}).encode()).decode().rstrip("=")
-
-
-def _decode_cursor(text: str | None) -> str | None:
-    if text is None:
-        return None
-    try:
-        padded = text + "=" * (-len(text) % 4)
-        value = json.loads(base64.urlsafe_b64decode(padded.encode("ascii")))["after"]
-    except (ValueError, KeyError, TypeError, binascii.Error, UnicodeEncodeError):
-        value = None
-    if not isinstance(value, str):
-        raise _invalid("Invalid cursor.", "#/cursor", "invalid-parameter")
-    return value
+NAMES = Keyset(scope="schema-names", order=("name",))
+SCHEMA_AGENTS = Keyset(scope="schema-agents", order=("-created_at", "-id"))
+CHANGES = Keyset(scope="schema-changes", order=("-created_at", "-id"))
+EXTENSION_USES = Keyset(scope="extension-uses", order=("-id",))
+DIRECTION = OpenApiParameter("direction", str, enum=["input", "output"])
 
 
 # --- output shapes -----------------------------------------------------------------------------
@@ -227,20 +207,21 @@ class SchemaListView(APIView):
     @extend_schema(
         parameters=[
             OpenApiParameter("prefix", str, description="Only names starting with this."),
-            OpenApiParameter("limit", int, description="1-100, default 20."),
-            OpenApiParameter("cursor", str, description="From the previous page's next URL."),
+            CURSOR,
+            LIMIT,
         ],
         responses={200: OpenApiTypes.OBJECT},
         operation_id="v1_schemas_list",
     )
     def get(self, request: Request) -> Response:
-        size = _query_limit(request)
-        after = _decode_cursor(request.query_params.get("cursor"))
+        query = Query(request.query_params, ["prefix", "cursor", "limit"])
+        size = query.limit()
+        cursor = query.one("cursor")
+        after = paging.decode(NAMES.scope, cursor)[0] if cursor else None
+        if after is not None and not isinstance(after, str):
+            raise invalid("cursor", "is not a cursor this list issued")
         names = selectors.schema_names(
-            _visible(request),
-            prefix=request.query_params.get("prefix", ""),
-            after=after,
-            limit=size,
+            _visible(request), prefix=query.one("prefix"), after=after, limit=size
         )
         more = len(names) > size
         names = names[:size]
@@ -253,12 +234,8 @@ class SchemaListView(APIView):
             }
             for name in names
         ]
-        next_url = None
-        if more and names:
-            params = request.query_params.copy()
-            params["cursor"] = _encode_cursor(names[-1])
-            next_url = _abs(request, request.path + "?" + params.urlencode())
-        return Response({"results": results, "next": next_url})
+        next_cursor = NAMES.next_cursor([names[-1]]) if more and names else None
+        return Response({"results": results, "next": paging.next_link(request, next_cursor)})
 
 
 class SchemaDetailView(APIView):
@@ -266,6 +243,7 @@ class SchemaDetailView(APIView):
 
     @extend_schema(responses={200: OpenApiTypes.OBJECT})
     def get(self, request: Request, name: str) -> Response:
+        Query(request.query_params, [])
         agents = _visible(request)
         if not selectors.schema_known(agents, name):
             raise ProblemError(
@@ -307,35 +285,38 @@ class SchemaDetailView(APIView):
         )
 
 
-class SchemaAgentsView(generics.ListAPIView):
+class SchemaAgentsView(APIView):
     """Agents accepting (input) or producing (output) ``application/json;schema={name}``."""
 
-    serializer_class = AgentSummarySerializer
-
-    def get_queryset(self) -> QuerySet[Agent]:
-        if getattr(self, "swagger_fake_view", False):
-            return Agent.objects.none()
-        return selectors.agents_with_schema(
-            _visible(self.request), self.kwargs["name"], _direction(self.request)
-        )
-
     @extend_schema(
-        parameters=[
-            OpenApiParameter("direction", str, enum=["input", "output"]),
-            OpenApiParameter("limit", int, description="1-100, default 20."),
-        ]
+        parameters=[DIRECTION, CURSOR, LIMIT],
+        responses={200: page_of("SchemaAgentPage", AgentSummarySerializer)},
     )
-    def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
-        _query_limit(request)
-        queryset = self.filter_queryset(self.get_queryset())
-        page = self.paginate_queryset(queryset)
-        rows = list(page) if page is not None else list(queryset)
-        data = self.get_serializer(rows, many=True).data
-        uses = selectors.uses_by_agent([a.pk for a in rows], kwargs["name"])
-        for row, agent in zip(data, rows, strict=True):
-            use = uses.get(agent.pk) or {"sha256": None, "input_skills": [], "output_skills": []}
-            row["schema_use"] = {**use, "link": _document_link(request, use["sha256"])}
-        return self.get_paginated_response(data)
+    def get(self, request: Request, name: str) -> HttpResponse:
+        query = Query(request.query_params, ["direction", "cursor", "limit"])
+        size = query.limit()
+        direction = query.choice("direction", ["input", "output"]) or None
+        agents = selectors.agents_with_schema(
+            _visible(request).exclude(health=Agent.Health.GONE), name, direction
+        )
+        rows = SCHEMA_AGENTS.apply(agents, query.one("cursor"))
+        texts, last = documents.page_of_summaries(rows, keys=SCHEMA_AGENTS.fields, limit=size)
+        ids = [json.loads(text)["id"] for text in texts]
+        uses = selectors.uses_by_agent(ids, name)
+        joined = []
+        for ident, text in zip(ids, texts, strict=True):
+            use = uses.get(uuid.UUID(ident)) or {
+                "sha256": None,
+                "input_skills": [],
+                "output_skills": [],
+            }
+            extra = {**use, "link": _document_link(request, use["sha256"])}
+            joined.append(text[:-1] + ',"schema_use":' + json.dumps(extra) + "}")
+        next_cursor = SCHEMA_AGENTS.next_cursor(last) if last is not None else None
+        body = documents.results_json(
+            joined, paging.next_link(request, next_cursor), base=documents.base_of(request)
+        )
+        return json_response(body)
 
 
 class SchemaByHashView(APIView):
@@ -343,10 +324,15 @@ class SchemaByHashView(APIView):
 
     @extend_schema(responses={200: OpenApiTypes.OBJECT})
     def get(self, request: Request, hex: str) -> Response:
+        Query(request.query_params, [])
         if not _HEX.fullmatch(hex):
             raise _invalid("the hash must be 64 hexadecimal digits", "#/hex", "invalid-parameter")
         document = get_object_or_404(SchemaDocument, sha256=hex.lower())
         uses = selectors.document_uses(_visible(request), document)
+        if not uses:  # only hidden agents use it: as unknown as a hash nobody uses
+            raise ProblemError(
+                status=404, slug="not-found", title="Not found", detail="No such schema."
+            )
         return Response(
             {
                 **(document_summary(request, document) or {}),
@@ -463,7 +449,8 @@ class AgentSchemasView(APIView):
 
     @extend_schema(responses={200: OpenApiTypes.OBJECT})
     def get(self, request: Request, pk: Any) -> Response:
-        agent = get_object_or_404(_visible(request), pk=pk)
+        Query(request.query_params, [])
+        agent = gate.agent(Viewer.of(request.user), pk)
         results = []
         for use in selectors.agent_schema_uses(agent):
             document = use.document
@@ -484,31 +471,33 @@ class AgentSchemasView(APIView):
         return Response({"results": results, "next": None})
 
 
-class ChangePagination(RegistryCursorPagination):
-    ordering = ("-created_at", "-id")
-
-
-class AgentSchemaChangesView(generics.ListAPIView):
+class AgentSchemaChangesView(APIView):
     """The agent's schema compatibility history: one row per named schema that changed."""
 
-    serializer_class = SchemaChangeSerializer
-    pagination_class = ChangePagination
-
-    def get_queryset(self) -> QuerySet[SchemaChange]:
-        if getattr(self, "swagger_fake_view", False):
-            return SchemaChange.objects.none()
-        agents = _visible(self.request)
-        agent = get_object_or_404(agents, pk=self.kwargs["pk"])
-        return selectors.schema_changes(agents, agent=agent)
+    @extend_schema(
+        parameters=[CURSOR, LIMIT],
+        responses={200: page_of("SchemaChangePage", SchemaChangeSerializer)},
+    )
+    def get(self, request: Request, pk: Any) -> Response:
+        query = Query(request.query_params, ["cursor", "limit"])
+        size = query.limit()
+        agents = _visible(request)
+        agent = gate.agent(Viewer.of(request.user), pk)
+        rows = list(
+            CHANGES.apply(selectors.schema_changes(agents, agent=agent), query.one("cursor"))[
+                : size + 1
+            ]
+        )
+        more = len(rows) > size
+        rows = rows[:size]
+        data = SchemaChangeSerializer(rows, many=True, context={"request": request}).data
+        next_cursor = CHANGES.next_cursor([rows[-1].created_at, rows[-1].pk]) if more else None
+        return Response({"results": data, "next": paging.next_link(request, next_cursor)})
 
 
 # --- /extensions/{uri} -----------------------------------------------------------------------
 
 _COLLAPSED_SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*):/(?!/)")
-
-
-class ExtensionPagination(RegistryCursorPagination):
-    ordering = ("-id",)
 
 
 class ExtensionUseSerializer(serializers.ModelSerializer):
@@ -529,32 +518,29 @@ class ExtensionUseSerializer(serializers.ModelSerializer):
         return params_errors(row.uri, row.params)
 
 
-class ExtensionDetailView(generics.ListAPIView):
+class ExtensionDetailView(APIView):
     """The agents declaring one extension URI (URL-encode it, or give it as is)."""
 
-    serializer_class = ExtensionUseSerializer
-    pagination_class = ExtensionPagination
-
-    def _uri(self) -> str:
-        uri = _COLLAPSED_SCHEME.sub(r"\1://", self.kwargs["uri"])
+    def _uri(self, raw: str) -> str:
+        uri = _COLLAPSED_SCHEME.sub(r"\1://", raw)
         if "%" in uri and not Extension.objects.filter(uri=uri).exists():
             decoded = unquote(uri)  # encoded twice on the way (some clients and proxies do)
             if Extension.objects.filter(uri=decoded).exists() or known_extension(decoded):
                 return decoded
         return uri
 
-    def get_queryset(self) -> QuerySet[Extension]:
-        if getattr(self, "swagger_fake_view", False):
-            return Extension.objects.none()
-        return selectors.extension_rows(_visible(self.request), self._uri())
-
-    @extend_schema(parameters=[OpenApiParameter("limit", int, description="1-100, default 20.")])
-    def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
-        _query_limit(request)
-        uri = self._uri()
+    @extend_schema(
+        operation_id="v1_extension_uses",
+        parameters=[CURSOR, LIMIT],
+        responses={200: OpenApiTypes.OBJECT},
+    )
+    def get(self, request: Request, uri: str) -> Response:
+        query = Query(request.query_params, ["cursor", "limit"])
+        size = query.limit()
+        uri = self._uri(uri)
         known = known_extension(uri)
-        queryset = self.get_queryset()
-        if known is None and not queryset.exists():
+        uses = selectors.extension_rows(_visible(request), uri)
+        if known is None and not uses.exists():
             raise ProblemError(
                 status=404,
                 slug="not-found",
@@ -562,12 +548,19 @@ class ExtensionDetailView(generics.ListAPIView):
                 detail=f"No agent declares the extension {uri!r}, and the registry does not "
                 "know it.",
             )
-        response = self.list(request, *args, **kwargs)
-        response.data = {
-            "uri": uri,
-            "known": known.as_dict() if known else None,
-            "agent_count": queryset.values("agent").distinct().count(),
-            "required_by": queryset.filter(required=True).values("agent").distinct().count(),
-            **response.data,
-        }
-        return response
+        rows = list(EXTENSION_USES.apply(uses, query.one("cursor"))[: size + 1])
+        more = len(rows) > size
+        rows = rows[:size]
+        next_cursor = EXTENSION_USES.next_cursor([rows[-1].pk]) if more else None
+        return Response(
+            {
+                "uri": uri,
+                "known": known.as_dict() if known else None,
+                "agent_count": uses.values("agent").distinct().count(),
+                "required_by": uses.filter(required=True).values("agent").distinct().count(),
+                "results": ExtensionUseSerializer(
+                    rows, many=True, context={"request": request}
+                ).data,
+                "next": paging.next_link(request, next_cursor),
+            }
+        )

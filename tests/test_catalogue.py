@@ -14,6 +14,7 @@ from django.utils import timezone
 
 from cards import catalogue
 from cards.models import Agent
+from cards.rendering.store import agent_changed
 from tests.factories import agent_from_card, minimal_card
 
 pytestmark = pytest.mark.django_db
@@ -91,9 +92,11 @@ def agents() -> dict[str, Agent]:
             )
         )
         Agent.objects.filter(pk=agent.pk).update(moderation=state, moderation_reason="spam")
+        agent_changed(agent.pk)
         hidden[state] = agent
     deleted = agent_from_card(minimal_card(name="Secret deleted agent"))
     Agent.objects.filter(pk=deleted.pk).update(deleted_at=timezone.now())
+    agent_changed(deleted.pk)
     hidden["deleted"] = deleted
     return {"translator": translator, "fighter": fighter, **hidden}
 
@@ -170,9 +173,9 @@ def test_facet_links_add_and_remove_filters(client: Client, agents: dict[str, Ag
     [
         ({"input_mode": "not a media type"}, "input_mode is not a media type"),
         ({"output_mode": "text/"}, "output_mode is not a media type"),
-        ({"after": "@@not-a-cursor@@"}, "The page link is malformed"),
+        ({"cursor": "@@not-a-cursor@@"}, "The page link is malformed"),
         ({"q": "a\x00b"}, "NUL character"),
-        ({"tag": [f"t{i}" for i in range(11)]}, "At most 10 tags"),
+        ({"tag": [f"t{i}" for i in range(11)]}, "at most 10 tags"),
         ({"schema": "x" * 1001}, "longer than 1000 characters"),
     ],
 )

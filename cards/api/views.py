@@ -5,33 +5,30 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from django.db.models import Prefetch, QuerySet
+from django.db.models import QuerySet
 from django.http import HttpResponse
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import (
-    OpenApiParameter,
     extend_schema,
-    extend_schema_field,
     inline_serializer,
 )
-from rest_framework import generics, serializers, status
+from rest_framework import serializers, status
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from cards import moderation, selectors, services, trust
-from cards.api.filters import AgentFilter, SkillFilter
-from cards.api.serializers import (
-    AgentDetailSerializer,
+from cards import moderation, services, trust
+from cards.api import reads
+from cards.models import Agent
+from cards.reads import documents, gate
+from cards.reads.gate import Viewer
+from cards.rendering.shapes import (
+    AgentDetailDocumentSerializer,
     AgentSummarySerializer,
-    SkillWithAgentSerializer,
 )
-from cards.models import Agent, Skill, Snapshot
 from registry.errors import ProblemError
-from registry.pagination import RegistryCursorPagination
 from registry.throttling import SubmissionRateThrottle
-from schemas_app.selectors import changes_by_snapshot
 
 
 def _json_object(request: Request) -> dict[str, Any]:
@@ -47,51 +44,22 @@ def _json_object(request: Request) -> dict[str, Any]:
     return data
 
 
-def _limit(request: Request, default: int = 50) -> int:
-    raw = request.query_params.get("limit")
-    if raw is None:
-        return default
-    if not raw.isdigit() or not 1 <= int(raw) <= 100:
-        raise ProblemError(
-            status=400,
-            slug="invalid-parameter",
-            title="Invalid query parameter",
-            detail="limit must be an integer from 1 to 100",
-            errors=[{"pointer": "#/limit", "message": "must be an integer from 1 to 100"}],
-        )
-    return int(raw)
-
-
-class AgentListCreateView(generics.ListAPIView):
+class AgentListCreateView(APIView):
     """Search agents (GET) and submit one by URL (POST, token)."""
 
-    serializer_class = AgentSummarySerializer
-    filterset_class = AgentFilter
-
-    def get_queryset(self) -> QuerySet[Agent]:
-        skills = Prefetch(
-            "skills", queryset=Skill.objects.only("agent_id", "skill_id", "name", "tags")
-        )
-        # A result row needs the summary only: the big JSON columns stay in the database.
-        agents = (
-            visible(self.request)
-            .prefetch_related(skills)
-            .defer("findings", "search_text", "signature", "interfaces", "last_error")
-        )
-        if "health" not in self.request.query_params:
-            # Agents whose card has answered 404/410 for a week are hidden unless asked for.
-            agents = agents.exclude(health=Agent.Health.GONE)
-        return agents
-
-    def list(self, request: Request, *args: Any, **kwargs: Any) -> Response:
-        _limit(request, 20)
-        return super().list(request, *args, **kwargs)
+    @extend_schema(
+        operation_id="agents_search",
+        parameters=reads.SEARCH_PARAMETERS,
+        responses={200: reads.page_of("AgentPage", AgentSummarySerializer)},
+    )
+    def get(self, request: Request) -> HttpResponse:
+        return reads.agent_list(request)
 
     @extend_schema(
         request=inline_serializer("AgentSubmission", {"url": serializers.URLField()}),
-        responses={202: AgentDetailSerializer, 200: AgentDetailSerializer},
+        responses={202: AgentDetailDocumentSerializer, 200: AgentDetailDocumentSerializer},
     )
-    def post(self, request: Request) -> Response:
+    def post(self, request: Request) -> HttpResponse:
         body = _json_object(request)
         if "url" not in body:
             raise ProblemError(
@@ -102,13 +70,9 @@ class AgentListCreateView(generics.ListAPIView):
                 errors=[{"pointer": "/url", "message": "required"}],
             )
         agent, created = services.agent_submit(url=body["url"], user=request.user)
-        agent = (
-            Agent.objects.prefetch_related("skills", "extensions", "keys").get(pk=agent.pk)
-            if not created
-            else agent
-        )
-        data = AgentDetailSerializer(agent, context={"request": request}).data
-        return Response(data, status=status.HTTP_202_ACCEPTED if created else status.HTTP_200_OK)
+        # The same document as GET /agents/{id}, as the submitter sees it.
+        text = documents.detail(Viewer.of(request.user), agent.pk, base=documents.base_of(request))
+        return reads.json_response(text, status=202 if created else 200)
 
     def get_throttles(self):  # type: ignore[no-untyped-def]
         if self.request.method == "POST":
@@ -122,129 +86,30 @@ class AgentListCreateView(generics.ListAPIView):
 
 
 def visible(request: Request) -> QuerySet[Agent]:
-    return selectors.visible_agents(request.user)
+    return gate.agents(Viewer.of(request.user))
 
 
 def forbidden(detail: str) -> ProblemError:
     return ProblemError(status=403, slug="forbidden", title="Forbidden", detail=detail)
 
 
-class AgentDetailView(generics.RetrieveDestroyAPIView):
+class AgentDetailView(APIView):
     """One agent; its owner (or staff) may delete it (soft: kept for history, gone from search)."""
 
-    serializer_class = AgentDetailSerializer
+    @extend_schema(responses={200: AgentDetailDocumentSerializer})
+    def get(self, request: Request, pk: Any) -> HttpResponse:
+        return reads.agent_detail(request, pk)
 
-    def get_queryset(self) -> QuerySet[Agent]:
-        return visible(self.request).prefetch_related("skills", "extensions", "keys")
+    @extend_schema(responses={204: None})
+    def delete(self, request: Request, pk: Any) -> Response:
+        instance = gate.agent(Viewer.of(request.user), pk)
+        self.perform_destroy(instance)
+        return Response(status=status.HTTP_204_NO_CONTENT)
 
     def perform_destroy(self, instance: Agent) -> None:
         if not moderation.can_manage(self.request.user, instance):
             raise forbidden("Only the agent's owner or staff may delete it.")
         moderation.agent_delete(agent=instance, actor=self.request.user)
-
-
-class AgentCardView(APIView):
-    """The latest card exactly as fetched, with a strong ETag."""
-
-    @extend_schema(responses={(200, "application/json"): dict, 304: None})
-    def get(self, request: Request, pk: Any) -> HttpResponse:
-        agent = get_object_or_404(visible(request).select_related("latest_snapshot"), pk=pk)
-        snapshot = agent.latest_snapshot
-        if snapshot is None:
-            raise ProblemError(
-                status=404,
-                slug="no-card",
-                title="No card yet",
-                detail="This agent has not been fetched successfully yet.",
-            )
-        etag = f'"{snapshot.sha256}"'
-        candidates = [t.strip() for t in request.headers.get("If-None-Match", "").split(",")]
-        if etag in candidates or "*" in candidates:
-            response = HttpResponse(status=304)
-        else:
-            # Served as JSON whatever the origin said, never as HTML: these bytes are untrusted.
-            content_type = (
-                "application/json" if snapshot.data is not None else "application/octet-stream"
-            )
-            response = HttpResponse(bytes(snapshot.raw), content_type=content_type)
-        response["ETag"] = etag
-        response["X-Content-Type-Options"] = "nosniff"
-        response["Content-Security-Policy"] = "default-src 'none'; sandbox"
-        response["Cache-Control"] = "no-cache"
-        return response
-
-
-class SnapshotPagination(RegistryCursorPagination):
-    ordering = ("-fetched_at", "-id")
-
-
-class SnapshotSerializer(serializers.ModelSerializer):
-    counts = serializers.SerializerMethodField()
-    schema_changes = serializers.SerializerMethodField()
-    signature = serializers.SerializerMethodField()
-    events = serializers.SerializerMethodField()
-
-    class Meta:
-        model = Snapshot
-        fields = [
-            "sha256",
-            "fetched_at",
-            "card_url",
-            "content_type",
-            "shape",
-            "counts",
-            "changes",
-            "schema_changes",
-            "signature",
-            "events",
-        ]
-
-    def get_counts(self, snapshot: Snapshot) -> dict[str, int]:
-        tally = {"error": 0, "warning": 0, "info": 0}
-        for finding in snapshot.findings:
-            severity = finding.get("severity") if isinstance(finding, dict) else None
-            if severity in tally:
-                tally[severity] += 1
-        return tally
-
-    @extend_schema_field({"type": "array", "items": {"type": "object"}})
-    def get_schema_changes(self, snapshot: Snapshot) -> list[dict[str, Any]]:
-        """Compatibility verdicts of the named schemas this snapshot changed (schemas_app)."""
-        return self.context.get("schema_changes", {}).get(snapshot.pk, [])
-
-    @extend_schema_field({"type": "object", "additionalProperties": True})
-    def get_signature(self, snapshot: Snapshot) -> dict[str, Any]:
-        report = snapshot.signature or {}
-        return {"status": report.get("status"), "thumbprints": report.get("thumbprints", [])}
-
-    @extend_schema_field({"type": "array", "items": {"type": "object"}})
-    def get_events(self, snapshot: Snapshot) -> list[dict[str, Any]]:
-        return [
-            {"kind": event.kind, "detail": event.detail, "at": event.created_at.isoformat()}
-            for event in snapshot.events.all()
-        ]
-
-
-class AgentHistoryView(generics.ListAPIView):
-    serializer_class = SnapshotSerializer
-    pagination_class = SnapshotPagination
-
-    def get_queryset(self) -> QuerySet[Snapshot]:
-        if getattr(self, "swagger_fake_view", False):  # schema generation has no pk
-            return Snapshot.objects.none()
-        agent = get_object_or_404(visible(self.request), pk=self.kwargs["pk"])
-        return (
-            Snapshot.objects.filter(agent=agent)
-            .defer("raw", "data", "card")
-            .prefetch_related("events")
-        )
-
-    def list(self, request: Request, *args: Any, **kwargs: Any) -> Response:
-        page = self.paginate_queryset(self.get_queryset()) or []
-        context = self.get_serializer_context()
-        context["schema_changes"] = changes_by_snapshot([snapshot.pk for snapshot in page])
-        data = SnapshotSerializer(page, many=True, context=context).data
-        return self.get_paginated_response(data)
 
 
 class AgentRecrawlView(APIView):
@@ -311,74 +176,3 @@ class ValidateView(APIView):
                 "card": report.card,
             }
         )
-
-
-class SkillListView(generics.ListAPIView):
-    """Skill-level search."""
-
-    serializer_class = SkillWithAgentSerializer
-    filterset_class = SkillFilter
-
-    class pagination_class(RegistryCursorPagination):  # noqa: N801 - DRF attribute name
-        ordering = ("-id",)
-
-    def get_queryset(self) -> QuerySet[Skill]:
-        return Skill.objects.select_related("agent").only(
-            "skill_id",
-            "name",
-            "description",
-            "tags",
-            "examples",
-            "input_modes",
-            "output_modes",
-            "agent__id",
-            "agent__name",
-        )
-
-
-def _facet_params() -> list[OpenApiParameter]:
-    return [
-        OpenApiParameter("prefix", str, description="Only values starting with this."),
-        OpenApiParameter("limit", int, description="At most this many (1-100, default 50)."),
-    ]
-
-
-class TagFacetView(APIView):
-    @extend_schema(parameters=_facet_params(), responses={200: dict})
-    def get(self, request: Request) -> Response:
-        rows = selectors.tag_counts(
-            prefix=request.query_params.get("prefix", ""), limit=_limit(request)
-        )
-        return Response({"results": rows, "next": None})
-
-
-class ModeFacetView(APIView):
-    @extend_schema(
-        parameters=[*_facet_params(), OpenApiParameter("direction", str, enum=["input", "output"])],
-        responses={200: dict},
-    )
-    def get(self, request: Request) -> Response:
-        direction = request.query_params.get("direction")
-        if direction not in (None, "input", "output"):
-            raise ProblemError(
-                status=400,
-                slug="invalid-parameter",
-                title="Invalid query parameter",
-                detail="direction must be input or output",
-                errors=[{"pointer": "#/direction", "message": "must be input or output"}],
-            )
-        rows = selectors.mode_counts(
-            direction=direction,
-            prefix=request.query_params.get("prefix", ""),
-            limit=_limit(request),
-        )
-        return Response({"results": rows, "next": None})
-
-
-class ExtensionFacetView(APIView):
-    @extend_schema(parameters=_facet_params(), responses={200: dict})
-    def get(self, request: Request) -> Response:
-        rows = selectors.extension_counts(
-            prefix=request.query_params.get("prefix", ""), limit=_limit(request)
-        )
-        return Response({"results": rows, "next": None})

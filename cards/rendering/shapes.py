@@ -1,19 +1,28 @@
-"""Output shapes of the agents API. Input is parsed in the views (small, explicit)."""
+"""The shapes of an agent's public documents (search result and detail), rendered at write time.
+
+They are rendered without a request: absolute links start with :data:`BASE`, which the read side
+replaces by the registry's own base URL when it serves the stored bytes. The fields only an
+owner or staff may see (``owned``, the moderation reason) are added at read time by
+``cards.reads.documents``, never stored.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
 from django.urls import reverse
-from drf_spectacular.utils import extend_schema_field
+from drf_spectacular.utils import extend_schema_field, inline_serializer
 from rest_framework import serializers
 
-from cards import badges, health, moderation
+from cards import badges, health
 from cards.models import Agent, AgentKey, Extension, Skill
+
+# Stands for the registry's base URL in stored documents (".invalid" can never be a real host).
+BASE = "https://base.registry.invalid"
 
 
 def absolute(request: Any, path: str) -> str:
-    return request.build_absolute_uri(path) if request is not None else path
+    return request.build_absolute_uri(path) if request is not None else BASE + path
 
 
 _PLACEHOLDER = "00000000-0000-0000-0000-000000000000"
@@ -173,8 +182,6 @@ class AgentDetailSerializer(AgentSummarySerializer):
     content_sha256 = serializers.CharField()
     signature = serializers.SerializerMethodField()
     health = serializers.SerializerMethodField()
-    moderation = serializers.SerializerMethodField()
-    owned = serializers.SerializerMethodField()
     embed = serializers.SerializerMethodField()
 
     class Meta(AgentSummarySerializer.Meta):
@@ -192,8 +199,6 @@ class AgentDetailSerializer(AgentSummarySerializer):
             "interfaces",
             "capabilities",
             "status",
-            "moderation",
-            "owned",
             "health",
             "crawl",
             "content_sha256",
@@ -222,20 +227,6 @@ class AgentDetailSerializer(AgentSummarySerializer):
     @extend_schema_field(
         {
             "type": "object",
-            "properties": {
-                "state": {"type": "string"},
-                "reason": {"type": "string", "nullable": True},
-            },
-        }
-    )
-    def get_moderation(self, agent: Agent) -> dict[str, Any]:
-        """The state is public; the reason is shown to the owner and staff only."""
-        manager = moderation.can_manage(getattr(self.context.get("request"), "user", None), agent)
-        return {"state": agent.moderation, "reason": agent.moderation_reason if manager else None}
-
-    @extend_schema_field(
-        {
-            "type": "object",
             "properties": {k: {"type": "string"} for k in ("markdown", "html", "rst")},
         }
     )
@@ -243,10 +234,6 @@ class AgentDetailSerializer(AgentSummarySerializer):
         """Snippets that show the agent's badge, for a README or a web page."""
         request = self.context.get("request")
         return badges.embed_snippets(agent, absolute(request, "/").rstrip("/"))
-
-    def get_owned(self, agent: Agent) -> bool:
-        """Whether the caller may manage this agent (re-crawl, delete)."""
-        return moderation.can_manage(getattr(self.context.get("request"), "user", None), agent)
 
     @extend_schema_field({"type": "object", "additionalProperties": True})
     def get_health(self, agent: Agent) -> dict[str, Any]:
@@ -273,3 +260,25 @@ class AgentDetailSerializer(AgentSummarySerializer):
         report.update(agent.signature or {})
         report["keys"] = AgentKeySerializer(agent.keys.all(), many=True).data
         return report
+
+
+class ViewerFieldsSerializer(serializers.Serializer):
+    """Added to a stored detail at read time: they depend on who is reading."""
+
+    moderation = inline_serializer(
+        "AgentModeration",
+        {
+            "state": serializers.CharField(),
+            "reason": serializers.CharField(
+                allow_null=True, help_text="Shown to the owner and staff only."
+            ),
+        },
+    )
+    owned = serializers.BooleanField(help_text="Whether the caller may re-crawl or delete it.")
+
+
+class AgentDetailDocumentSerializer(AgentDetailSerializer, ViewerFieldsSerializer):
+    """The detail as served (for the OpenAPI document): stored fields plus the viewer's."""
+
+    class Meta(AgentDetailSerializer.Meta):
+        fields = [*AgentDetailSerializer.Meta.fields, "moderation", "owned"]

@@ -1,0 +1,97 @@
+"""Serving the stored documents: a detail is one row, a page is stored summaries joined.
+
+The bytes were rendered at write time (:mod:`cards.rendering.store`); here they get the
+registry's base URL in place of the placeholder and, for a detail, the two fields that depend on
+the reader (``moderation`` with its reason for the owner and staff, ``owned``).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from django.db.models import QuerySet
+
+from cards.models import Agent
+from cards.reads import gate
+from cards.reads.gate import Viewer
+from cards.rendering.shapes import BASE
+from cards.rendering.store import DOC_FORMAT, agent_render
+
+_BASE_BYTES = BASE.encode()
+
+
+def base_of(request: Any) -> str:
+    return request.build_absolute_uri("/").rstrip("/")
+
+
+def with_base(text: str, base: str) -> str:
+    return text.replace(BASE, base) if BASE in text else text
+
+
+def detail(viewer: Viewer, pk: Any, *, base: str) -> str:
+    """The detail document of one visible agent (a 404 problem otherwise)."""
+    row = _detail_row(viewer, pk)
+    if row is None:
+        raise gate.not_found()
+    doc, doc_format, state, reason, owner_id = row
+    if doc_format != DOC_FORMAT or not doc:
+        agent_render(pk)  # a row from before this format: render it now, once
+        row = _detail_row(viewer, pk)
+        if row is None:
+            raise gate.not_found()
+        doc, doc_format, state, reason, owner_id = row
+    manages = viewer.staff or (viewer.user_id is not None and viewer.user_id == owner_id)
+    extra = json.dumps(
+        {
+            "moderation": {"state": state, "reason": reason if manages else None},
+            "owned": manages,
+        },
+        ensure_ascii=False,
+        separators=(",", ":"),
+    )
+    return with_base(doc[:-1] + "," + extra[1:], base)
+
+
+def _detail_row(viewer: Viewer, pk: Any) -> tuple[Any, ...] | None:
+    return (
+        gate.agents(viewer)
+        .filter(pk=pk)
+        .values_list(
+            "detail_doc", "doc_format", "moderation", "moderation_reason", "submitted_by_id"
+        )
+        .first()
+    )
+
+
+def summaries(ids: Sequence[Any], docs: dict[Any, tuple[str, int]]) -> list[str]:
+    """The stored summaries of ``ids`` in order, rendering any that are missing or stale."""
+    stale = [pk for pk in ids if docs[pk][1] != DOC_FORMAT or not docs[pk][0]]
+    if stale:
+        for pk in stale:
+            agent_render(pk)
+        fresh = Agent.objects.filter(pk__in=stale).values_list("pk", "summary_doc", "doc_format")
+        docs.update({pk: (doc, fmt) for pk, doc, fmt in fresh})
+    return [docs[pk][0] for pk in ids]
+
+
+def page_of_summaries(
+    agents: QuerySet[Agent], *, keys: Sequence[str], limit: int
+) -> tuple[list[str], list[Any] | None]:
+    """One page of ``agents`` (already ordered and after the cursor) as stored summaries, and
+    the sort key of its last row when there is a next page."""
+    rows = list(agents.values_list("pk", "summary_doc", "doc_format", *keys)[: limit + 1])
+    more = len(rows) > limit
+    rows = rows[:limit]
+    docs = {row[0]: (row[1], row[2]) for row in rows}
+    texts = summaries([row[0] for row in rows], docs)
+    last = list(rows[-1][3:]) if more and rows else None
+    return texts, last
+
+
+def results_json(texts: Sequence[str], next_url: str | None, *, base: str, **extra: Any) -> str:
+    """``{"results": [...], "next": ...}`` from stored documents, without parsing them."""
+    tail = {"next": next_url, **extra}
+    body = '{"results":[' + ",".join(texts) + "]," + json.dumps(tail, separators=(",", ":"))[1:]
+    return with_base(body, base)

@@ -1,0 +1,124 @@
+"""The one way query parameters are read: strict, with a problem+json 400 naming the parameter.
+
+An unknown parameter is an error too, so a typo (``?tga=x``) does not silently return
+everything. Every list uses the same ``limit`` rule: an integer from 1 to 100, default 20.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import uuid
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from django.utils.dateparse import parse_datetime
+
+from registry.errors import ProblemError
+
+LIMIT_DEFAULT = 20
+LIMIT_MAX = 100
+MAX_LENGTH = 1000
+
+
+def invalid(name: str, message: str) -> ProblemError:
+    """A 400 problem for one parameter; ``message`` completes a sentence that starts with its
+    name ("limit must be ...")."""
+    detail = f"{name} {message}"
+    return ProblemError(
+        status=400,
+        slug="invalid-parameter",
+        title="Invalid query parameter",
+        detail=detail,
+        errors=[{"pointer": f"#/{name}", "message": message}],
+    )
+
+
+class Query:
+    """The query string of one request, checked against the parameters an endpoint knows."""
+
+    def __init__(self, data: Any, known: Iterable[str]) -> None:
+        self.data = data
+        self.known = frozenset(known)
+        unknown = sorted(set(data.keys()) - self.known)
+        if unknown:
+            names = ", ".join(unknown)
+            raise ProblemError(
+                status=400,
+                slug="invalid-parameter",
+                title="Unknown query parameter",
+                detail=f"Unknown query parameter: {names}. Known: {', '.join(sorted(self.known))}.",
+                errors=[
+                    {"pointer": f"#/{name}", "message": "unknown parameter"} for name in unknown
+                ],
+            )
+        for name in data.keys():
+            for value in data.getlist(name):
+                if "\x00" in value:
+                    raise invalid(name, "contains a NUL character")
+                if len(value) > MAX_LENGTH:
+                    raise invalid(name, f"is longer than {MAX_LENGTH} characters")
+
+    def all(self, name: str) -> list[str]:
+        """Every value of a repeatable parameter, blank ones dropped."""
+        return [v.strip() for v in self.data.getlist(name) if v.strip()]
+
+    def one(self, name: str, default: str = "") -> str:
+        values = self.data.getlist(name)
+        if len(values) > 1:
+            raise invalid(name, "is given more than once")
+        return values[0].strip() if values else default
+
+    def present(self, name: str) -> bool:
+        return name in self.data
+
+    def boolean(self, name: str) -> bool | None:
+        text = self.one(name).lower()
+        if not text:
+            return None
+        if text in ("true", "1", "yes"):
+            return True
+        if text in ("false", "0", "no"):
+            return False
+        raise invalid(name, "must be true or false")
+
+    def choice(self, name: str, choices: Sequence[str], default: str = "") -> str:
+        text = self.one(name, default)
+        if text and text not in choices:
+            raise invalid(name, f"must be one of {', '.join(choices)}")
+        return text
+
+    def choices(self, name: str, choices: Sequence[str]) -> list[str]:
+        values = self.all(name)
+        for value in values:
+            if value not in choices:
+                raise invalid(name, f"must be one of {', '.join(choices)}")
+        return values
+
+    def limit(self, default: int = LIMIT_DEFAULT) -> int:
+        text = self.one("limit")
+        if not text:
+            return default
+        if not text.isdigit() or not 1 <= int(text) <= LIMIT_MAX:
+            raise invalid("limit", f"must be an integer from 1 to {LIMIT_MAX}")
+        return int(text)
+
+    def uuid(self, name: str) -> uuid.UUID | None:
+        text = self.one(name)
+        if not text:
+            return None
+        try:
+            return uuid.UUID(text)
+        except ValueError:
+            raise invalid(name, "must be a UUID") from None
+
+    def timestamp(self, name: str) -> dt.datetime | None:
+        text = self.one(name)
+        if not text:
+            return None
+        try:
+            moment = parse_datetime(text)
+        except ValueError:
+            moment = None
+        if moment is None or moment.tzinfo is None:
+            raise invalid(name, "must be an RFC 3339 date-time with a time zone")
+        return moment
