@@ -8,4 +8,4 @@ RUN DJANGO_SECRET_KEY=build-only python manage.py collectstatic --noinput
 RUN useradd --system registry
 USER registry
 EXPOSE 8000
-CMD ["gunicorn", "registry.wsgi:application", "--bind", "0.0.0.0:8000", "--workers", "3"]
+CMD ["gunicorn", "-c", "gunicorn.conf.py", "registry.wsgi:application"]

@@ -1,0 +1,129 @@
+"""Every GET endpoint costs a pinned number of queries, the same whatever the page size.
+
+Routes come from the URLconf (as in tests/test_visibility.py), so a new GET endpoint fails here
+until its count is pinned below. Counted for an anonymous reader and for a token holder (the
+token lookup is one more query).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+import pytest
+import rfc8785
+from django.core.cache import cache
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+from rest_framework.test import APIClient
+
+from tests.factories import agent_from_card, minimal_card
+from tests.test_visibility import fill, get_routes
+
+pytestmark = pytest.mark.django_db
+
+SCHEMA = {"type": "object", "properties": {"n": {"type": "integer"}}}
+EXTENSION = "https://counts.example/ext"
+
+# route -> queries for an anonymous GET. Catalogue pages read the facet cache first (a cache
+# miss counts the facet queries); badges and the card are one row.
+PINNED: dict[str, int] = {
+    "": 6,  # catalogue home on a facet-cache miss: 4 facets, the page, the featured row
+    ".well-known/jwks.json": 2,
+    "agents/<uuid:pk>": 6,
+    "api/docs": 0,
+    "api/schema": 0,
+    "api/v1/": 0,
+    "api/v1/agents": 1,
+    "api/v1/agents/<uuid:pk>": 1,
+    "api/v1/agents/<uuid:pk>/attestation": 2,
+    "api/v1/agents/<uuid:pk>/card": 1,
+    "api/v1/agents/<uuid:pk>/check-message": 0,  # POST only: GET is a 405
+    "api/v1/agents/<uuid:pk>/history": 4,
+    "api/v1/agents/<uuid:pk>/recrawl": 0,
+    "api/v1/agents/<uuid:pk>/schema-changes": 2,
+    "api/v1/agents/<uuid:pk>/schemas": 2,
+    "api/v1/agents/<uuid:pk>/validate-payload": 0,
+    "api/v1/extensions": 1,
+    "api/v1/extensions/<anytext:uri>": 4,
+    "api/v1/imports": 0,
+    "api/v1/imports/<uuid:pk>": 1,
+    "api/v1/modes": 1,
+    "api/v1/schemas": 4,
+    "api/v1/schemas/<anytext:name>": 6,
+    "api/v1/schemas/<anytext:name>/agents": 3,
+    "api/v1/schemas/match": 3,  # GET: the detail of a schema named "match"
+    "api/v1/schemas/sha256/<str:hex>": 3,
+    "api/v1/skills": 1,
+    "api/v1/tags": 1,
+    "api/v1/validate": 0,
+    "badges/<str:ident>.svg": 1,
+    "healthz": 0,
+    "readyz": 1,
+}
+
+
+def build(count: int) -> list[Any]:
+    return [
+        agent_from_card(
+            minimal_card(
+                name=f"Counted {index}",
+                defaultInputModes=["application/json;schema=Counted"],
+                capabilities={"extensions": [{"uri": EXTENSION}]},
+                skills=[
+                    {
+                        "id": f"s{index}",
+                        "name": f"Skill {index}",
+                        "description": "Counted.",
+                        "tags": ["counted", f"tag{index}"],
+                    }
+                ],
+                schemas={"Counted": SCHEMA},
+            )
+        )
+        for index in range(count)
+    ]
+
+
+def path_for(route: str, agent: Any) -> str:
+    return fill(
+        route,
+        {
+            "pk": str(agent.pk),
+            "ident": str(agent.pk),
+            "uri": EXTENSION,
+            "name": "Counted",
+            "hex": hashlib.sha256(rfc8785.dumps(SCHEMA)).hexdigest(),
+        },
+    )
+
+
+def counts(client: APIClient, agent: Any) -> dict[str, int]:
+    out = {}
+    for route in get_routes():
+        if route not in PINNED:
+            out[route] = -1
+            continue
+        cache.clear()
+        client.get(path_for(route, agent))  # warm: signing keys, content types, caches
+        cache.clear()
+        with CaptureQueriesContext(connection) as queries:
+            response = client.get(path_for(route, agent))
+        assert response.status_code < 500, route
+        out[route] = len(queries)
+    return out
+
+
+def test_every_get_route_has_a_pinned_count() -> None:
+    missing = [route for route in get_routes() if route not in PINNED]
+    assert missing == [], "pin the query count of these new routes in PINNED"
+
+
+def test_query_counts_are_pinned_and_do_not_grow_with_the_page() -> None:
+    agents = build(2)
+    client = APIClient()
+    few = counts(client, agents[0])
+    build(8)
+    many = counts(client, agents[0])
+    assert few == many
+    assert {route: n for route, n in many.items() if route in PINNED} == PINNED
