@@ -254,7 +254,6 @@ def start_server(args: argparse.Namespace, port: int) -> subprocess.Popen[bytes]
         args.database_url,
         PYTHONWARNINGS="ignore:No directory at",
         BENCH_PROPOSAL_GC_FREEZE=str(args.proposal_gc_freeze),
-        BENCH_PROPOSAL_INDEXES="1" if args.proposal_indexes else "0",
     )
     return subprocess.Popen(command, env=env, cwd=ROOT, start_new_session=True)
 
@@ -348,12 +347,6 @@ def main() -> None:
     )
     parser.add_argument("--quiet-cores", type=float, default=0.3)
     parser.add_argument(
-        "--proposal-indexes",
-        action="store_true",
-        help="measure proposed search columns: text and tag filters use search_vector and "
-        "tag_list (a database prepared by bench/proposals.py); not the registry as shipped",
-    )
-    parser.add_argument(
         "--proposal-gc-freeze",
         type=int,
         default=0,
@@ -438,7 +431,6 @@ def main() -> None:
         + (f" threads={args.threads}" if args.worker_class == "gthread" else "")
         + f" duration={args.duration}s runs={args.runs} machine={machine_summary()}"
         + (f" PROPOSAL gc-freeze={args.proposal_gc_freeze}" if args.proposal_gc_freeze else "")
-        + (" PROPOSAL indexes" if args.proposal_indexes else "")
     )
     print(table(rows, args.runs))
     if args.json:

@@ -4,13 +4,9 @@ Adds ``X-Bench-App-Ms`` (time inside Django), ``X-Bench-Db-Ms`` (time in SQL, me
 ``connection.execute_wrapper``) and ``X-Bench-Queries``. The wrapper costs a few microseconds
 per request; it lets the report split latency into queueing, Python and PostgreSQL.
 
-``BENCH_PROPOSAL_GC_FREEZE=N`` measures a proposed change, not the registry as shipped: after
-its first N requests a worker runs ``gc.collect()`` then ``gc.freeze()``, so the objects that
-live as long as the process (modules, classes, URL resolvers, serializer fields...) are no
-longer traversed by every full collection.
-
-``BENCH_PROPOSAL_INDEXES=1`` makes text and tag search use the columns bench/proposals.py adds
-to a copy of a seeded database (run it against that copy only).
+``BENCH_PROPOSAL_GC_FREEZE=N``: after its first N requests a worker runs ``gc.collect()`` then
+``gc.freeze()``, as gunicorn.conf.py does after its warm-up request (for servers started
+without that file).
 """
 
 from __future__ import annotations
@@ -23,11 +19,6 @@ from typing import Any
 from django.db import connection
 
 from registry.wsgi import application as _registry_application
-
-if os.environ.get("BENCH_PROPOSAL_INDEXES") == "1":
-    from bench import proposals
-
-    proposals.install()
 
 _FREEZE_AFTER = int(os.environ.get("BENCH_PROPOSAL_GC_FREEZE") or 0)
 _served = [0]
