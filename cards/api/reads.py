@@ -133,12 +133,13 @@ class AgentCardView(APIView):
     @extend_schema(responses={(200, "application/json"): OpenApiTypes.OBJECT, 304: None})
     def get(self, request: Request, pk: Any) -> HttpResponse:
         Query(request.query_params, [])
-        row = (
-            gate.agents(viewer_of(request))
-            .filter(pk=pk)
-            .annotate(is_json=IS_JSON)
-            .values_list("latest_snapshot__sha256", "latest_snapshot__raw", "is_json")
-            .first()
+        row = gate.one_row(
+            viewer_of(request),
+            pk,
+            "latest_snapshot__sha256",
+            "latest_snapshot__raw",
+            "is_json",
+            is_json=IS_JSON,
         )
         if row is None:
             raise gate.not_found()

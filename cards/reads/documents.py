@@ -55,13 +55,8 @@ def detail(viewer: Viewer, pk: Any, *, base: str) -> str:
 
 
 def _detail_row(viewer: Viewer, pk: Any) -> tuple[Any, ...] | None:
-    return (
-        gate.agents(viewer)
-        .filter(pk=pk)
-        .values_list(
-            "detail_doc", "doc_format", "moderation", "moderation_reason", "submitted_by_id"
-        )
-        .first()
+    return gate.one_row(
+        viewer, pk, "detail_doc", "doc_format", "moderation", "moderation_reason", "submitted_by_id"
     )
 
 

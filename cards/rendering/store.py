@@ -8,24 +8,21 @@ so the stored documents, the tag array and the facet counts always describe the 
 
 from __future__ import annotations
 
-import logging
+import json
 from collections.abc import Iterable
+from datetime import timedelta
 from typing import Any
 
 from django.db import connection, transaction
-from django.db.models import Count, Prefetch
-from rest_framework.renderers import JSONRenderer
+from django.db.models import Count, Prefetch, Q
+from django.utils import timezone
 
-from cards.models import Agent, Extension, FacetCount, Mode, Skill, SkillTag
-from cards.rendering.shapes import AgentDetailSerializer, AgentSummarySerializer
-
-log = logging.getLogger(__name__)
+from cards.models import Agent, CrawlAttempt, Extension, FacetCount, Mode, Skill, SkillTag
+from cards.rendering import documents as rendered
 
 # Bump when a document's shape changes; `manage.py render_documents` (and a data migration)
 # re-render every agent whose documents are older.
 DOC_FORMAT = 1
-
-_renderer = JSONRenderer()
 
 FacetKey = tuple[str, str, str]  # kind, direction, key
 
@@ -41,6 +38,11 @@ def _agents_for_render() -> Any:
     return Agent.objects.prefetch_related(
         Prefetch("skills", queryset=Skill.objects.order_by("position")),
         Prefetch("extensions", queryset=Extension.objects.order_by("position")),
+        Prefetch("tag_rows", queryset=SkillTag.objects.only("agent_id", "skill_id", "tag")),
+        Prefetch(
+            "mode_rows",
+            queryset=Mode.objects.only("agent_id", "media_type", "direction", "schema"),
+        ),
         "keys",
     )
 
@@ -48,10 +50,8 @@ def _agents_for_render() -> Any:
 def agent_render(agent_id: Any) -> None:
     """Render and store one agent's documents, tag array and facet contribution."""
     with transaction.atomic():
-        agent = _agents_for_render().select_for_update(of=("self",)).filter(pk=agent_id).first()
-        if agent is None:
-            return
-        _store(agent)
+        agents = list(_agents_for_render().select_for_update(of=("self",)).filter(pk=agent_id))
+        _store_many(agents)
 
 
 def render_all(*, batch: int = 500, stale_only: bool = False, progress: Any = None) -> int:
@@ -63,34 +63,75 @@ def render_all(*, batch: int = 500, stale_only: bool = False, progress: Any = No
     for start in range(0, len(ids), batch):
         chunk = ids[start : start + batch]
         with transaction.atomic():
-            for agent in _agents_for_render().select_for_update(of=("self",)).filter(pk__in=chunk):
-                _store(agent)
+            query = _agents_for_render().select_for_update(of=("self",)).filter(pk__in=chunk)
+            _store_many(list(query.order_by("pk")))
         if progress is not None:
             progress(min(start + batch, len(ids)), len(ids))
     return len(ids)
 
 
-def documents(agent: Agent) -> tuple[str, str]:
-    """The summary and detail JSON of ``agent`` (prefetched skills, extensions and keys)."""
-    summary = _renderer.render(AgentSummarySerializer(agent, context={}).data)
-    detail = _renderer.render(AgentDetailSerializer(agent, context={}).data)
-    return summary.decode("utf-8"), detail.decode("utf-8")
-
-
-def _store(agent: Agent) -> None:
-    summary, detail = documents(agent)
-    tags = sorted(
-        set(SkillTag.objects.filter(agent=agent).values_list("tag", flat=True).distinct())
+def uptimes(agent_ids: list[Any]) -> dict[Any, tuple[float | None, float | None]]:
+    """Share of successful crawl attempts over 7 and 30 days, per agent (one query)."""
+    now = timezone.now()
+    week = now - timedelta(days=7)
+    rows = (
+        CrawlAttempt.objects.filter(
+            agent_id__in=agent_ids, started_at__gte=now - timedelta(days=30)
+        )
+        .values("agent_id")
+        .annotate(
+            total=Count("id"),
+            ok=Count("id", filter=Q(success=True)),
+            week_total=Count("id", filter=Q(started_at__gte=week)),
+            week_ok=Count("id", filter=Q(started_at__gte=week, success=True)),
+        )
     )
-    contribution = facet_contribution(agent) if counted(agent) else {}
-    previous = {(k, d, key): (a, e) for k, d, key, a, e in agent.facet_keys or []}
-    _apply_facet_delta(previous, contribution)
-    Agent.objects.filter(pk=agent.pk).update(
-        summary_doc=summary,
-        detail_doc=detail,
-        doc_format=DOC_FORMAT,
-        tags=tags,
-        facet_keys=[[*key, *value] for key, value in sorted(contribution.items())],
+    return {
+        row["agent_id"]: (
+            round(row["week_ok"] / row["week_total"], 4) if row["week_total"] else None,
+            round(row["ok"] / row["total"], 4) if row["total"] else None,
+        )
+        for row in rows
+    }
+
+
+def json_text(document: dict[str, Any]) -> str:
+    return json.dumps(document, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+
+
+def _store_many(agents: list[Agent]) -> None:
+    """Render and store prefetched agents (the caller holds their row locks)."""
+    if not agents:
+        return
+    up = uptimes([agent.pk for agent in agents])
+    deltas: dict[FacetKey, list[int]] = {}
+    for agent in agents:
+        skills = list(agent.skills.all())
+        agent.summary_doc = json_text(rendered.summary(agent, skills))
+        agent.detail_doc = json_text(
+            rendered.detail(
+                agent,
+                skills,
+                list(agent.extensions.all()),
+                list(agent.keys.all()),
+                up.get(agent.pk, (None, None)),
+            )
+        )
+        agent.doc_format = DOC_FORMAT
+        agent.tags = sorted({row.tag for row in agent.tag_rows.all()})
+        contribution = facet_contribution(agent) if counted(agent) else {}
+        previous = {(k, d, key): (a, e) for k, d, key, a, e in agent.facet_keys or []}
+        for key in previous.keys() | contribution.keys():
+            old, new = previous.get(key, (0, 0)), contribution.get(key, (0, 0))
+            entry = deltas.setdefault(key, [0, 0])
+            entry[0] += new[0] - old[0]
+            entry[1] += new[1] - old[1]
+        agent.facet_keys = [[*key, *value] for key, value in sorted(contribution.items())]
+    changed = sorted((key, (a, e)) for key, (a, e) in deltas.items() if (a, e) != (0, 0))
+    if changed:
+        _upsert_counts(changed)
+    Agent.objects.bulk_update(
+        agents, ["summary_doc", "detail_doc", "doc_format", "tags", "facet_keys"]
     )
 
 
@@ -104,38 +145,23 @@ def counted(agent: Agent) -> bool:
 
 
 def facet_contribution(agent: Agent) -> dict[FacetKey, tuple[int, int]]:
-    """What one agent adds to each facet count: (agents, extra) per key."""
+    """What one agent adds to each facet count: (agents, extra) per key (prefetched rows)."""
     out: dict[FacetKey, tuple[int, int]] = {}
-    tag_rows = (
-        SkillTag.objects.filter(agent=agent).values("tag").annotate(skills=Count("skill"))
-    )
-    for row in tag_rows:
-        out[(FacetCount.Kind.TAG, "", row["tag"])] = (1, row["skills"])
-    for media_type, direction, schema in (
-        Mode.objects.filter(agent=agent).values_list("media_type", "direction", "schema").distinct()
-    ):
-        out[(FacetCount.Kind.MODE, direction, media_type)] = (1, 0)
-        if schema:
-            out[(FacetCount.Kind.SCHEMA, "", schema)] = (1, 0)
+    skills_per_tag: dict[str, set[Any]] = {}
+    for row in agent.tag_rows.all():
+        skills_per_tag.setdefault(row.tag, set()).add(row.skill_id)
+    for tag, skills in skills_per_tag.items():
+        out[(FacetCount.Kind.TAG, "", tag)] = (1, len(skills))
+    for mode in agent.mode_rows.all():
+        out[(FacetCount.Kind.MODE, mode.direction, mode.media_type)] = (1, 0)
+        if mode.schema:
+            out[(FacetCount.Kind.SCHEMA, "", mode.schema)] = (1, 0)
     required: dict[str, bool] = {}
-    for uri, is_required in Extension.objects.filter(agent=agent).values_list("uri", "required"):
-        required[uri] = required.get(uri, False) or is_required
+    for extension in agent.extensions.all():
+        required[extension.uri] = required.get(extension.uri, False) or extension.required
     for uri, is_required in required.items():
         out[(FacetCount.Kind.EXTENSION, "", uri)] = (1, int(is_required))
     return out
-
-
-def _apply_facet_delta(
-    before: dict[FacetKey, tuple[int, int]], after: dict[FacetKey, tuple[int, int]]
-) -> None:
-    deltas: dict[FacetKey, tuple[int, int]] = {}
-    for key in before.keys() | after.keys():
-        old, new = before.get(key, (0, 0)), after.get(key, (0, 0))
-        change = (new[0] - old[0], new[1] - old[1])
-        if change != (0, 0):
-            deltas[key] = change
-    if deltas:
-        _upsert_counts(sorted(deltas.items()))
 
 
 def _upsert_counts(rows: Iterable[tuple[FacetKey, tuple[int, int]]]) -> None:

@@ -1,0 +1,180 @@
+"""Build an agent's summary and detail as plain dicts, from rows already loaded.
+
+These are the documents :mod:`cards.rendering.store` stores. They are built by hand rather than
+by DRF serializers (a tenth of the cost); :mod:`cards.rendering.shapes` declares the same shapes
+for the OpenAPI document, and ``tests/api/test_openapi_responses.py`` checks real responses
+against it, so the two cannot drift apart unnoticed.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+from django.urls import reverse
+
+from cards import badges
+from cards.models import Agent, AgentKey, Extension, Skill
+from cards.rendering.shapes import BASE
+
+_PLACEHOLDER = "00000000-0000-0000-0000-000000000000"
+_LINK_ROUTES = {
+    "self": "agent-detail",
+    "card": "agent-card",
+    "history": "agent-history",
+    "schemas": "agent-schemas",
+    "attestation": "agent-attestation",
+    "page": "catalogue-agent",
+    "badge": "badge",
+}
+_templates: dict[str, str] = {}
+
+
+def when(value: dt.datetime | None) -> str | None:
+    """A time as DRF writes it: ISO 8601 in UTC with a ``Z``."""
+    if value is None:
+        return None
+    text = value.astimezone(dt.UTC).isoformat()
+    return text[:-6] + "Z" if text.endswith("+00:00") else text
+
+
+def links(agent_id: Any) -> dict[str, str]:
+    if not _templates:  # reverse() once per process, not per agent
+        for name, route in _LINK_ROUTES.items():
+            _templates[name] = BASE + reverse(route, args=[_PLACEHOLDER])
+    ident = str(agent_id)
+    return {name: template.replace(_PLACEHOLDER, ident) for name, template in _templates.items()}
+
+
+def _provider(agent: Agent) -> dict[str, str] | None:
+    if not agent.provider_organization and not agent.provider_url:
+        return None
+    return {"organization": agent.provider_organization, "url": agent.provider_url}
+
+
+def _validation(agent: Agent) -> dict[str, Any]:
+    return {
+        "valid": agent.valid,
+        "counts": {
+            "error": agent.error_count,
+            "warning": agent.warning_count,
+            "info": agent.info_count,
+        },
+    }
+
+
+def summary(agent: Agent, skills: list[Skill]) -> dict[str, Any]:
+    """One row of a search result."""
+    return {
+        "id": str(agent.pk),
+        "url": agent.url,
+        "card_url": agent.card_url,
+        "name": agent.name,
+        "description": agent.description,
+        "version": agent.version,
+        "provider": _provider(agent),
+        "shape": agent.shape,
+        "status": agent.status,
+        "moderation": agent.moderation,
+        "health": agent.health,
+        "signature_status": agent.signature_status,
+        "streaming": agent.streaming,
+        "skills": [{"id": s.skill_id, "name": s.name, "tags": list(s.tags or [])} for s in skills],
+        "validation": _validation(agent),
+        "last_crawled_at": when(agent.last_crawled_at),
+        "created_at": when(agent.created_at),
+        "links": links(agent.pk),
+    }
+
+
+def detail(
+    agent: Agent,
+    skills: list[Skill],
+    extensions: list[Extension],
+    keys: list[AgentKey],
+    uptime: tuple[float | None, float | None],
+) -> dict[str, Any]:
+    """The public detail (the reader-dependent ``moderation`` and ``owned`` are added at read)."""
+    signature: dict[str, Any] = {
+        "status": agent.signature_status or None,
+        "form": None,
+        "covered_fields": [],
+        "uncovered_fields": [],
+        "signatures": [],
+        "thumbprints": [],
+    }
+    signature.update(agent.signature or {})
+    signature["keys"] = [
+        {
+            "thumbprint": key.thumbprint,
+            "key_source": key.key_source,
+            "key_url": key.key_url,
+            "first_seen_at": when(key.first_seen_at),
+            "last_seen_at": when(key.last_seen_at),
+            "current": key.current,
+        }
+        for key in keys
+    ]
+    validation = _validation(agent)
+    validation["findings"] = agent.findings
+    return {
+        "id": str(agent.pk),
+        "url": agent.url,
+        "card_url": agent.card_url,
+        "name": agent.name,
+        "description": agent.description,
+        "version": agent.version,
+        "provider": _provider(agent),
+        "shape": agent.shape,
+        "documentation_url": agent.documentation_url,
+        "icon_url": agent.icon_url,
+        "interfaces": agent.interfaces,
+        "capabilities": {
+            "streaming": agent.streaming,
+            "pushNotifications": agent.push_notifications,
+            "extendedAgentCard": agent.extended_card,
+        },
+        "status": agent.status,
+        "health": {
+            "state": agent.health,
+            "consecutive_failures": agent.consecutive_failures,
+            "gone_since": when(agent.gone_since),
+            "last_success_at": when(agent.last_success_at),
+            "uptime_7d": uptime[0],
+            "uptime_30d": uptime[1],
+        },
+        "crawl": {
+            "status": agent.status,
+            "last_error": agent.last_error,
+            "last_error_code": agent.last_error_code,
+            "last_crawled_at": when(agent.last_crawled_at),
+            "last_success_at": when(agent.last_success_at),
+            "last_http_status": agent.last_http_status,
+            "fetch_ms": agent.fetch_ms,
+            "process_ms": agent.process_ms,
+            "next_crawl_at": when(agent.next_crawl_at),
+        },
+        "content_sha256": agent.content_sha256,
+        "signature": signature,
+        "validation": validation,
+        "skills": [
+            {
+                "id": s.skill_id,
+                "name": s.name,
+                "description": s.description,
+                "tags": list(s.tags or []),
+                "examples": list(s.examples or []),
+                "input_modes": list(s.input_modes or []),
+                "output_modes": list(s.output_modes or []),
+            }
+            for s in skills
+        ],
+        "extensions": [
+            {"uri": e.uri, "description": e.description, "required": e.required, "params": e.params}
+            for e in extensions
+        ],
+        "embed": badges.embed_snippets(agent, BASE),
+        "created_at": when(agent.created_at),
+        "updated_at": when(agent.updated_at),
+        "links": links(agent.pk),
+    }
