@@ -134,6 +134,8 @@ class Agent(models.Model):
         indexes = [
             models.Index(Upper("provider_organization"), name="agent_provider_upper_idx"),
             models.Index(fields=["-created_at", "-id"], name="agent_created_id_idx"),
+            # Incremental sync (updated_since) walks agents in the order they changed.
+            models.Index(fields=["updated_at", "id"], name="agent_updated_id_idx"),
             # The sweep's "due rows" query reads only scheduled agents.
             models.Index(
                 fields=["next_crawl_at"],

@@ -6,6 +6,7 @@ No serializer runs on a read: details and search results were rendered when the 
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from django.db.models import BooleanField, ExpressionWrapper, Q
@@ -21,9 +22,9 @@ from cards.indexing import normalise_tag
 from cards.models import Agent, FacetCount, Mode, Skill, Snapshot
 from cards.reads import documents, facets, gate, paging
 from cards.reads.gate import Viewer
-from cards.reads.params import LIMIT_DEFAULT, LIMIT_MAX, Query
+from cards.reads.params import LIMIT_DEFAULT, LIMIT_MAX, Query, invalid
 from cards.reads.search import AgentSearch, mode_query
-from cards.rendering.shapes import AgentDetailDocumentSerializer, AgentSummarySerializer
+from cards.rendering.shapes import AgentDetailDocumentSerializer
 from registry.errors import ProblemError
 from schemas_app.selectors import changes_by_snapshot
 
@@ -93,6 +94,13 @@ SEARCH_PARAMETERS = [
         description="Repeatable (any matches). Without it, gone agents are left out.",
     ),
     OpenApiParameter("status", str, enum=Agent.Status.values),
+    OpenApiParameter(
+        "updated_since",
+        OpenApiTypes.DATETIME,
+        description="Incremental sync for mirrors: agents changed at or after this time, oldest "
+        'first; agents no longer visible come as {"id", "removed": true}. Not combined with the '
+        "search filters.",
+    ),
     CURSOR,
     LIMIT,
 ]
@@ -101,17 +109,48 @@ SEARCH_PARAMETERS = [
 # --- agents -----------------------------------------------------------------------------------
 
 
-@extend_schema(
-    parameters=SEARCH_PARAMETERS, responses={200: page_of("AgentPage", AgentSummarySerializer)}
-)
+SYNC = paging.Keyset(scope="agents-sync", order=("updated_at", "id"))
+
+
 def agent_list(request: Request) -> HttpResponse:
     """Search agents: one query chooses the page on indexed columns; stored summaries form it."""
-    query = Query(request.query_params, [*AgentSearch.PARAMETERS, "cursor", "limit"])
+    query = Query(
+        request.query_params, [*AgentSearch.PARAMETERS, "cursor", "limit", "updated_since"]
+    )
     limit = query.limit()
+    since = query.timestamp("updated_since")
+    if since is not None:
+        return _changes(request, query, since, limit)
     search = AgentSearch.parse(query)
     agents = AGENTS.apply(search.apply(gate.agents(viewer_of(request))), query.one("cursor"))
     texts, last = documents.page_of_summaries(agents, keys=AGENTS.fields, limit=limit)
     cursor = AGENTS.next_cursor(last) if last is not None else None
+    body = documents.results_json(
+        texts, paging.next_link(request, cursor), base=documents.base_of(request)
+    )
+    return json_response(body)
+
+
+def _changes(request: Request, query: Query, since: Any, limit: int) -> HttpResponse:
+    """Incremental sync: agents changed since a time, oldest change first; agents the reader
+    may no longer see (deleted, hidden, rejected) come as ``{"id", "removed": true}``."""
+    for name in AgentSearch.PARAMETERS:
+        if query.present(name):
+            raise invalid(name, "cannot be combined with updated_since")
+    rows = SYNC.apply(gate.changes(viewer_of(request), since), query.one("cursor"))
+    found = list(
+        rows.values_list("pk", "visible", "summary_doc", "doc_format", "updated_at")[: limit + 1]
+    )
+    more = len(found) > limit
+    found = found[:limit]
+    visible = {pk: (doc, fmt) for pk, seen, doc, fmt, _ in found if seen}
+    docs = dict(zip(visible, documents.summaries(list(visible), visible), strict=True))
+    texts = [
+        docs[pk] if seen else json.dumps({"id": str(pk), "removed": True})
+        for pk, seen, _doc, _fmt, _at in found
+    ]
+    last = [found[-1][4], found[-1][0]] if more and found else None
+    cursor = SYNC.next_cursor(last) if last is not None else None
     body = documents.results_json(
         texts, paging.next_link(request, cursor), base=documents.base_of(request)
     )

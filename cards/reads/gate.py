@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.db import connection
-from django.db.models import Q, QuerySet
+from django.db.models import BooleanField, ExpressionWrapper, Q, QuerySet
 
 from cards.models import Agent
 from registry.errors import ProblemError
@@ -54,25 +54,32 @@ class Viewer:
 
 ANONYMOUS = Viewer()
 
-PUBLIC = Q(deleted_at__isnull=True, moderation__in=Agent.PUBLIC_STATES)
 
-
-def public_condition() -> Q:
-    """The condition for everyone's view: used by partial indexes and maintained counts too."""
-    return PUBLIC
+def condition(viewer: Viewer = ANONYMOUS) -> Q:
+    """The rule itself, as a condition on agent rows."""
+    allowed = Q(deleted_at__isnull=True)
+    if not viewer.staff:
+        public = Q(moderation__in=Agent.PUBLIC_STATES)
+        if viewer.user_id is not None:
+            public |= Q(submitted_by_id=viewer.user_id)
+        allowed &= public
+    return allowed
 
 
 def agents(viewer: Viewer = ANONYMOUS, *, include_gone: bool = True) -> QuerySet[Agent]:
     """The agents ``viewer`` may see."""
-    rows = Agent.objects.filter(deleted_at__isnull=True)
-    if not viewer.staff:
-        allowed = Q(moderation__in=Agent.PUBLIC_STATES)
-        if viewer.user_id is not None:
-            allowed |= Q(submitted_by_id=viewer.user_id)
-        rows = rows.filter(allowed)
+    rows = Agent.objects.filter(condition(viewer))
     if not include_gone:
         rows = rows.exclude(health=Agent.Health.GONE)
     return rows
+
+
+def changes(viewer: Viewer, since: Any) -> QuerySet[Agent]:
+    """Every agent changed at or after ``since``, annotated ``visible`` (for mirrors: an agent the
+    viewer may not see is shown as a tombstone carrying its id only)."""
+    return Agent.objects.filter(updated_at__gte=since).annotate(
+        visible=ExpressionWrapper(condition(viewer), output_field=BooleanField())
+    )
 
 
 def agent(viewer: Viewer, pk: Any, *, queryset: QuerySet[Agent] | None = None) -> Agent:
