@@ -22,7 +22,7 @@ from cards.findings import counts
 from cards.indexing import apply_summary, index_card
 from cards.models import Agent, CrawlAttempt, Snapshot
 from cards.parsing import parse_card_bytes
-from cards.rendering.store import agent_changed
+from cards.rendering.store import agent_changed, rendering_once
 from cards.services import CardReport, TransientCrawlError, card_check, fetch_card
 from registry.http import FetchError, FetchResult
 from schemas_app.services import index_agent_schemas
@@ -99,7 +99,7 @@ def _record_failure(
     agent_id: Any, err: FetchError, *, started_at: datetime, fetch_ms: float
 ) -> None:
     now = timezone.now()
-    with transaction.atomic():
+    with transaction.atomic(), rendering_once():
         agent = Agent.objects.select_for_update().filter(pk=agent_id).first()
         if agent is None:
             return
@@ -133,7 +133,7 @@ def _record_not_modified(
         parsed = parse_card_bytes(bytes(snapshot.raw))
         signature = trust.signature_check(parsed, card_url=agent.card_url, agent_id=agent.pk)
     now = timezone.now()
-    with transaction.atomic():
+    with transaction.atomic(), rendering_once():
         agent = Agent.objects.select_for_update().get(pk=agent_id)
         agent.status = Agent.Status.OK
         agent.last_error = ""
@@ -190,7 +190,7 @@ def card_ingest(
     signature = trust.signature_check(report.parsed, card_url=result.url, agent_id=agent_id)
     sha256 = hashlib.sha256(result.body).hexdigest()
     now = timezone.now()
-    with transaction.atomic():
+    with transaction.atomic(), rendering_once():
         agent = (
             Agent.objects.select_for_update(of=("self",))
             .select_related("latest_snapshot")

@@ -9,7 +9,9 @@ so the stored documents, the tag array and the facet counts always describe the 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+import threading
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from datetime import timedelta
 from typing import Any
 
@@ -27,11 +29,35 @@ DOC_FORMAT = 1
 FacetKey = tuple[str, str, str]  # kind, direction, key
 
 
+_collecting = threading.local()
+
+
 def agent_changed(agent_id: Any) -> None:
     """Re-render ``agent_id`` now, inside the caller's transaction: the documents commit (or roll
     back) with the change they describe. Index rows are written before the agent row is saved,
-    so the rendering sees them."""
+    so the rendering sees them. Inside :func:`rendering_once` it waits for the block's end."""
+    pending: set[Any] | None = getattr(_collecting, "ids", None)
+    if pending is not None:
+        pending.add(agent_id)
+        return
     agent_render(agent_id)
+
+
+@contextmanager
+def rendering_once() -> Iterator[None]:
+    """Collect the renders a block asks for and do each once when it ends (a crawl saves the
+    agent and then adds its attempt row: one rendering after both)."""
+    if getattr(_collecting, "ids", None) is not None:  # nested: the outer block renders
+        yield
+        return
+    _collecting.ids = set()
+    try:
+        yield
+        pending = _collecting.ids
+    finally:
+        _collecting.ids = None
+    for agent_id in sorted(pending, key=str):
+        agent_render(agent_id)
 
 
 def _agents_for_render() -> Any:
