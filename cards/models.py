@@ -117,6 +117,12 @@ class Agent(models.Model):
     tags = TextArrayField(
         default=list, blank=True, help_text="Distinct skill tags, lower-cased (GIN on PostgreSQL)."
     )
+    mode_keys = TextArrayField(
+        default=list,
+        blank=True,
+        help_text="Search keys of the agent's modes: i:/o: full media type, i~/o~ type/subtype, "
+        "i*/o* type/, s: schema name (GIN on PostgreSQL).",
+    )
     summary_doc = models.TextField(blank=True, help_text="Rendered search-result JSON.")
     detail_doc = models.TextField(blank=True, help_text="Rendered public detail JSON.")
     doc_format = models.PositiveSmallIntegerField(

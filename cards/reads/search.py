@@ -8,6 +8,7 @@ the REST list, the catalogue and the protocol endpoints.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from django.db import connection
 from django.db.models import Exists, OuterRef, Q, QuerySet
@@ -30,6 +31,17 @@ class ModeQuery:
     canonical: str | None = None
     essence: str | None = None
     type_prefix: str | None = None
+
+    def key(self, direction: str) -> str | None:
+        """The mode key this query looks for (cards.rendering.store.mode_keys), if any."""
+        way = "i" if direction == Mode.Direction.INPUT else "o"
+        if self.canonical is not None:
+            return f"{way}:{self.canonical}"
+        if self.essence is not None:
+            return f"{way}~{self.essence}"
+        if self.type_prefix is not None:
+            return f"{way}*{self.type_prefix}"
+        return None
 
     def rows(self, direction: str) -> QuerySet[Mode]:
         rows = Mode.objects.filter(direction=direction)
@@ -95,7 +107,25 @@ def with_tag(queryset: QuerySet[Agent], tag: str) -> QuerySet[Agent]:
 
 
 def with_mode(queryset: QuerySet[Agent], query: ModeQuery, direction: str) -> QuerySet[Agent]:
-    return queryset.filter(Exists(query.rows(direction).filter(agent=OuterRef("pk"))))
+    key = query.key(direction)
+    if key is None:  # */*: any mode in that direction
+        return queryset.filter(Exists(query.rows(direction).filter(agent=OuterRef("pk"))))
+    return with_keys(
+        queryset,
+        [key],
+        lambda qs: qs.filter(Exists(query.rows(direction).filter(agent=OuterRef("pk")))),
+    )
+
+
+def with_keys(queryset: QuerySet[Agent], keys: list[str], fallback: Any) -> QuerySet[Agent]:
+    """On PostgreSQL, one GIN lookup on the agent's mode keys (agent_mode_keys_gin); the
+    planner picks it for rare keys and walks the date index for common ones. Elsewhere the
+    ``fallback`` (an EXISTS over the mode rows)."""
+    if _uses_postgres():
+        return queryset.extra(  # noqa: S610 - bound parameter
+            where=["cards_agent.mode_keys @> %s::text[]"], params=[keys]
+        )
+    return fallback(queryset)
 
 
 def with_skill(queryset: QuerySet[Agent], skill: str) -> QuerySet[Agent]:
@@ -106,7 +136,11 @@ def with_skill(queryset: QuerySet[Agent], skill: str) -> QuerySet[Agent]:
 
 
 def with_schema(queryset: QuerySet[Agent], name: str) -> QuerySet[Agent]:
-    return queryset.filter(Exists(Mode.objects.filter(agent=OuterRef("pk"), schema=name)))
+    return with_keys(
+        queryset,
+        [f"s:{name}"],
+        lambda qs: qs.filter(Exists(Mode.objects.filter(agent=OuterRef("pk"), schema=name))),
+    )
 
 
 def with_extension(queryset: QuerySet[Agent], uri: str) -> QuerySet[Agent]:

@@ -67,7 +67,7 @@ def _agents_for_render() -> Any:
         Prefetch("tag_rows", queryset=SkillTag.objects.only("agent_id", "skill_id", "tag")),
         Prefetch(
             "mode_rows",
-            queryset=Mode.objects.only("agent_id", "media_type", "direction", "schema"),
+            queryset=Mode.objects.only("agent_id", "media_type", "essence", "direction", "schema"),
         ),
         "keys",
     )
@@ -145,6 +145,7 @@ def _store_many(agents: list[Agent]) -> None:
         )
         agent.doc_format = DOC_FORMAT
         agent.tags = sorted({row.tag for row in agent.tag_rows.all()})
+        agent.mode_keys = mode_keys(agent.mode_rows.all())
         contribution = facet_contribution(agent) if counted(agent) else {}
         previous = {(k, d, key): (a, e) for k, d, key, a, e in agent.facet_keys or []}
         for key in previous.keys() | contribution.keys():
@@ -157,8 +158,23 @@ def _store_many(agents: list[Agent]) -> None:
     if changed:
         _upsert_counts(changed)
     Agent.objects.bulk_update(
-        agents, ["summary_doc", "detail_doc", "doc_format", "tags", "facet_keys"]
+        agents, ["summary_doc", "detail_doc", "doc_format", "tags", "mode_keys", "facet_keys"]
     )
+
+
+def mode_keys(modes: Iterable[Mode]) -> list[str]:
+    """The search keys of an agent's modes, as ``cards.reads.search.ModeQuery.key`` asks for
+    them: ``i:``/``o:`` the full canonical type, ``i~``/``o~`` type/subtype, ``i*``/``o*`` the
+    type followed by a slash, ``s:`` a schema name in either direction."""
+    keys: set[str] = set()
+    for mode in modes:
+        way = "i" if mode.direction == Mode.Direction.INPUT else "o"
+        keys.add(f"{way}:{mode.media_type}")
+        keys.add(f"{way}~{mode.essence}")
+        keys.add(f"{way}*{mode.essence.split('/', 1)[0]}/")
+        if mode.schema:
+            keys.add(f"s:{mode.schema}")
+    return sorted(keys)
 
 
 def counted(agent: Agent) -> bool:
