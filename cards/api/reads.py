@@ -20,7 +20,7 @@ from rest_framework.views import APIView
 
 from cards.indexing import normalise_tag
 from cards.models import Agent, FacetCount, Mode, Skill, Snapshot
-from cards.reads import documents, facets, gate, paging
+from cards.reads import compiled, documents, facets, gate, paging
 from cards.reads.gate import Viewer
 from cards.reads.params import LIMIT_DEFAULT, LIMIT_MAX, Query, invalid
 from cards.reads.search import AgentSearch, mode_query
@@ -122,13 +122,44 @@ def agent_list(request: Request) -> HttpResponse:
     if since is not None:
         return _changes(request, query, since, limit)
     search = AgentSearch.parse(query)
-    agents = AGENTS.apply(search.apply(gate.agents(viewer_of(request))), query.one("cursor"))
-    texts, last = documents.page_of_summaries(agents, keys=AGENTS.fields, limit=limit)
+    viewer = viewer_of(request)
+    after = AGENTS.values(query.one("cursor"))
+    columns = ("pk", "summary_doc", "doc_format", *AGENTS.fields)
+    if compiled.usable():
+        rows = _compiled_page(search, viewer, after, limit, columns)
+    else:
+        agents = AGENTS.ordered(search.apply(gate.agents(viewer)), after)
+        rows = list(agents.values_list(*columns)[: limit + 1])
+    texts, last = documents.summaries_page(rows, limit=limit)
     cursor = AGENTS.next_cursor(last) if last is not None else None
     body = documents.results_json(
         texts, paging.next_link(request, cursor), base=documents.base_of(request)
     )
     return json_response(body)
+
+
+def _compiled_page(
+    search: AgentSearch,
+    viewer: Viewer,
+    after: list[Any] | None,
+    limit: int,
+    columns: tuple[str, ...],
+) -> list[tuple[Any, ...]]:
+    """The page's rows, by SQL compiled once per shape of search (cards/reads/compiled.py)."""
+    sentinels = compiled.Sentinels()
+    stand_in = search.with_sentinels(sentinels)
+    reader = Viewer(
+        user_id=None if viewer.user_id is None else sentinels.number(viewer.user_id),
+        staff=viewer.staff,
+    )
+    keys = None if after is None else [sentinels.when(after[0]), sentinels.ident(after[1])]
+    shape = ("agents", search.shape(), viewer.staff, viewer.user_id is None, after is None, limit)
+
+    def build() -> Any:
+        agents = AGENTS.ordered(stand_in.apply(gate.agents(reader)), keys)
+        return agents.values_list(*columns)[: limit + 1]
+
+    return compiled.fetch(shape, build, sentinels)
 
 
 def _changes(request: Request, query: Query, since: Any, limit: int) -> HttpResponse:

@@ -77,6 +77,14 @@ def page_of_summaries(
     """One page of ``agents`` (already ordered and after the cursor) as stored summaries, and
     the sort key of its last row when there is a next page."""
     rows = list(agents.values_list("pk", "summary_doc", "doc_format", *keys)[: limit + 1])
+    return summaries_page(rows, limit=limit)
+
+
+def summaries_page(
+    rows: list[tuple[Any, ...]], *, limit: int
+) -> tuple[list[str], list[Any] | None]:
+    """Rows of (pk, summary_doc, doc_format, *sort key), one more than a page when there is a
+    next one: the summaries, and the sort key of the page's last row if there is more."""
     more = len(rows) > limit
     rows = rows[:limit]
     docs = {row[0]: (row[1], row[2]) for row in rows}

@@ -94,14 +94,21 @@ class Keyset:
             equal &= Q(**{field: value})
         return condition
 
+    def values(self, cursor: str) -> list[Any] | None:
+        """The sort key a cursor holds (None without one); a 400 problem if it is not ours."""
+        if not cursor:
+            return None
+        values = decode(self.scope, cursor)
+        if len(values) != len(self.order):
+            raise invalid("cursor", "is not a cursor this list issued")
+        return values
+
     def apply(self, queryset: QuerySet[Any], cursor: str) -> QuerySet[Any]:
+        return self.ordered(queryset, self.values(cursor))
+
+    def ordered(self, queryset: QuerySet[Any], values: list[Any] | None) -> QuerySet[Any]:
         queryset = queryset.order_by(*self.order)
-        if cursor:
-            values = decode(self.scope, cursor)
-            if len(values) != len(self.order):
-                raise invalid("cursor", "is not a cursor this list issued")
-            queryset = queryset.filter(self.after(values))
-        return queryset
+        return queryset if values is None else queryset.filter(self.after(values))
 
     def next_cursor(self, last: Sequence[Any]) -> str:
         return encode(self.scope, last)

@@ -7,7 +7,7 @@ the REST list, the catalogue and the protocol endpoints.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from django.db import connection
@@ -17,6 +17,7 @@ from django.db.models.functions import Upper
 from cards.indexing import normalise_tag
 from cards.mediatypes import MediaTypeError, parse_media_type
 from cards.models import Agent, Extension, Mode, Skill, SkillTag
+from cards.reads.compiled import Sentinels
 from cards.reads.params import Query, invalid
 
 
@@ -154,6 +155,16 @@ def with_provider(queryset: QuerySet[Agent], organization: str) -> QuerySet[Agen
     )
 
 
+def _mode_kind(query: ModeQuery | None) -> str:
+    if query is None:
+        return ""
+    if query.canonical is not None:
+        return "canonical"
+    if query.essence is not None:
+        return "essence"
+    return "prefix" if query.type_prefix is not None else "any"
+
+
 @dataclass
 class AgentSearch:
     """The v1 search parameters, parsed and checked (docs/api.md, "Search")."""
@@ -211,6 +222,59 @@ class AgentSearch:
             if text:
                 setattr(search, name, mode_query(text, parameter=name))
         return search
+
+    def shape(self) -> tuple[Any, ...]:
+        """What decides the SQL of this search, apart from the values (cards.reads.compiled)."""
+        return (
+            bool(self.q),
+            bool(self.tags),
+            bool(self.skill),
+            _mode_kind(self.input_mode),
+            _mode_kind(self.output_mode),
+            bool(self.schema),
+            bool(self.extension),
+            bool(self.provider),
+            self.streaming,
+            self.valid,
+            self.verified,
+            tuple(sorted(self.health)),
+            self.status,
+        )
+
+    def with_sentinels(self, sentinels: Sentinels) -> AgentSearch:
+        """A copy whose values are sentinels standing for this search's values (PostgreSQL)."""
+        copy = replace(self)
+        if self.q:
+            copy.q = sentinels.text(self.q)
+        if any(tag.strip() for tag in self.tags):
+            fresh = sentinels.fresh()
+            copy.tags = [fresh]
+            wanted = sorted({normalise_tag(tag) for tag in self.tags if tag.strip()})
+            sentinels.derived([fresh], wanted)
+        if self.skill:
+            copy.skill = sentinels.text(self.skill)
+        for name, direction in (("input_mode", "input"), ("output_mode", "output")):
+            query: ModeQuery | None = getattr(self, name)
+            if query is not None and query.key(direction) is not None:
+                fresh = sentinels.fresh()
+                stand_in = ModeQuery(
+                    canonical=fresh if query.canonical is not None else None,
+                    essence=fresh if query.essence is not None else None,
+                    type_prefix=fresh if query.type_prefix is not None else None,
+                )
+                sentinels.derived([stand_in.key(direction)], [query.key(direction)])
+                setattr(copy, name, stand_in)
+        if self.schema:
+            fresh = sentinels.fresh()
+            copy.schema = fresh
+            sentinels.derived([f"s:{fresh}"], [f"s:{self.schema}"])
+        if self.extension:
+            copy.extension = sentinels.text(self.extension)
+        if self.provider:
+            fresh = sentinels.fresh()
+            copy.provider = fresh
+            sentinels.derived(fresh, self.provider.upper())
+        return copy
 
     def apply(self, agents: QuerySet[Agent]) -> QuerySet[Agent]:
         """Narrow the gate's agents by every filter given."""
