@@ -5,7 +5,7 @@ For each endpoint it reports, medians over ``--runs``:
 - req/s with ``--connections`` (16) closed-loop connections;
 - p50 and p99 latency with ``--latency-connections`` (8);
 - server CPU per request: utime+stime of the gunicorn master and workers (from /proc) over the
-  throughput run, divided by the requests served;
+  throughput run, divided by the requests served; the same for the PostgreSQL processes;
 - the raw SQL floor: the queries the view issues (captured in-process), each run with
   ``EXPLAIN (ANALYZE)``, planning plus execution time summed per request.
 
@@ -148,6 +148,13 @@ def cpu_seconds(pids: list[int]) -> float:
     return total
 
 
+def postgres_pids() -> list[int]:
+    found = subprocess.run(
+        ["pgrep", "-u", "postgres"], capture_output=True, text=True, check=False
+    ).stdout.split()
+    return [int(pid) for pid in found]
+
+
 def server_pids(master: int) -> list[int]:
     children = subprocess.run(
         ["pgrep", "-P", str(master)], capture_output=True, text=True, check=False
@@ -259,11 +266,13 @@ def main() -> None:
                 runs = []
                 for _ in range(args.runs):
                     wrk(args.port, paths_file, script, args.connections, 2)  # warm
-                    pids = server_pids(server.pid)
-                    before = cpu_seconds(pids)
+                    pids, pg = server_pids(server.pid), postgres_pids()
+                    before, pg_before = cpu_seconds(pids), cpu_seconds(pg)
                     load = os.getloadavg()[0]
                     thr = wrk(args.port, paths_file, script, args.connections, args.duration)
-                    cpu = (cpu_seconds(pids) - before) / max(thr["requests"], 1) * 1000
+                    served = max(thr["requests"], 1)
+                    cpu = (cpu_seconds(pids) - before) / served * 1000
+                    pg_cpu = (cpu_seconds(pg) - pg_before) / served * 1000
                     lat = wrk(
                         args.port, paths_file, script, args.latency_connections, args.duration
                     )
@@ -272,6 +281,7 @@ def main() -> None:
                             "rps": thr["rps"],
                             "errors": thr["errors"] + lat["errors"],
                             "cpu_ms": cpu,
+                            "pg_cpu_ms": pg_cpu,
                             "p50": lat["p50"],
                             "p99": lat["p99"],
                             "load": load,
@@ -283,6 +293,7 @@ def main() -> None:
                 row = results[name]
                 print(
                     f"{name:17s} {row['rps']:8.0f} req/s  cpu {row['cpu_ms']:.2f} ms/req  "
+                    f"pg {row['pg_cpu_ms']:.2f} ms/req  "
                     f"p50 {row['p50']:.2f} ms  p99 {row['p99']:.2f} ms  sql {row['sql_ms']:.2f} ms"
                     f"  errors {row['errors']:.0f}",
                     flush=True,
@@ -293,13 +304,13 @@ def main() -> None:
     print()
     print(
         f"| endpoint | req/s ({args.connections} conn) | p50 ms ({args.latency_connections}) "
-        f"| p99 ms | server CPU ms/req | SQL floor ms |"
+        f"| p99 ms | server CPU ms/req | PostgreSQL CPU ms/req | SQL floor ms |"
     )
-    print("|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|")
     for name, row in results.items():
         print(
             f"| {name} | {row['rps']:.0f} | {row['p50']:.2f} | {row['p99']:.2f} "
-            f"| {row['cpu_ms']:.2f} | {row['sql_ms']:.2f} |"
+            f"| {row['cpu_ms']:.2f} | {row['pg_cpu_ms']:.2f} | {row['sql_ms']:.2f} |"
         )
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=2))

@@ -15,8 +15,15 @@ POSTGRES_FORWARDS = [
     "DROP INDEX IF EXISTS agent_search_text_gin",
     "CREATE INDEX IF NOT EXISTS agent_tags_gin ON cards_agent USING gin (tags)",
     "CREATE INDEX IF NOT EXISTS agent_mode_keys_gin ON cards_agent USING gin (mode_keys)",
+    # Keep agent rows narrow: the documents, findings and signature report go out of line (they
+    # are read for a page's 20 rows only) while what searches test stays in the row, so a bitmap
+    # heap scan over thousands of matches reads a third of the pages (docs/benchmarks.md).
+    "ALTER TABLE cards_agent SET (toast_tuple_target = 256)",
+    "ALTER TABLE cards_agent ALTER COLUMN tags SET STORAGE MAIN, "
+    "ALTER COLUMN mode_keys SET STORAGE MAIN, ALTER COLUMN search_vector SET STORAGE MAIN",
 ]
 POSTGRES_BACKWARDS = [
+    "ALTER TABLE cards_agent RESET (toast_tuple_target)",
     "DROP INDEX IF EXISTS agent_mode_keys_gin",
     "DROP INDEX IF EXISTS agent_tags_gin",
     "CREATE INDEX IF NOT EXISTS agent_search_text_gin ON cards_agent "
