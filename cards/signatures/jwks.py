@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import email.utils
+import functools
 import hashlib
 import threading
 import time
@@ -150,6 +151,7 @@ class JwksSource:
         return self.policy.allow_http
 
     @staticmethod
+    @functools.lru_cache(maxsize=1024)
     def _key(url: str, *extra: str) -> str:
         digest = hashlib.sha256("\n".join((url, *extra)).encode("utf-8", "replace")).hexdigest()
         return _CACHE_PREFIX + digest[:40]
