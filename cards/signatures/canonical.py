@@ -331,5 +331,6 @@ def coverage(data: Any, form: str | None, keys: frozenset[str]) -> tuple[list[st
     if form != "a2a-sdk":
         return [], sorted(fields)
     covered = [n for n in fields if n in keys or _mapped_legacy_field(n, data, keys)]
-    uncovered = [n for n in fields if n not in covered]
+    covered_set = set(covered)
+    uncovered = [n for n in fields if n not in covered_set]
     return sorted(covered), sorted(uncovered)

@@ -141,9 +141,10 @@ class JwksSource:
     @property
     def cache(self) -> Any:
         if self._cache is None:
-            from django.core.cache import cache
+            from django.core.cache import cache  # settings must be loaded first
 
-            return _FailOpenCache(cache)
+            # The proxy, kept: it still finds the current thread's connection on each call.
+            self._cache = _FailOpenCache(cache)
         return self._cache
 
     @property
