@@ -40,6 +40,7 @@ _KEY_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), check
 
 # Served top-level fields that a2a-sdk's parse_agent_card folds into v1.0 fields.
 _CONNECTION_FIELDS = ("url", "preferredTransport", "protocolVersion", "additionalInterfaces")
+_LEGACY_FIELDS = frozenset((*_CONNECTION_FIELDS, "security", "supportsAuthenticatedExtendedCard"))
 
 
 class CanonicalError(ValueError):
@@ -330,7 +331,10 @@ def coverage(data: Any, form: str | None, keys: frozenset[str]) -> tuple[list[st
         return sorted(fields), []
     if form != "a2a-sdk":
         return [], sorted(fields)
-    covered = [n for n in fields if n in keys or _mapped_legacy_field(n, data, keys)]
+    if _LEGACY_FIELDS.isdisjoint(data):
+        covered = [n for n in fields if n in keys]
+    else:
+        covered = [n for n in fields if n in keys or _mapped_legacy_field(n, data, keys)]
     covered_set = set(covered)
     uncovered = [n for n in fields if n not in covered_set]
     return sorted(covered), sorted(uncovered)
