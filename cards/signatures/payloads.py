@@ -11,9 +11,7 @@ from typing import Any
 
 from cards.signatures import canonical
 
-_BUILDERS: tuple[
-    tuple[str, Callable[[dict[str, Any], bytes | None], canonical.Canonical]], ...
-] = (
+_BUILDERS: tuple[tuple[str, Callable[[dict[str, Any], bytes | None], canonical.Canonical]], ...] = (
     ("a2a-sdk", canonical.sdk_form),
     ("raw", canonical.raw_form),
 )

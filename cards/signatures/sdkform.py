@@ -20,10 +20,11 @@ then runs the SDK itself (``canonical.sdk_form_reference``). Those are input the
 or reads by accident, and rare corners:
 
 * a value of the wrong JSON type for its field (a number for a string, an object for a list,
-  a number or a list naming a field for an object, null inside a list or map), and v0.3 members the SDK cannot map (``security``
-  not a list of objects, ``skills`` not a list of objects, ``securitySchemes`` not an object
-  of objects, ``additionalInterfaces`` not a list of objects, ``capabilities`` not an object
-  when ``supportsAuthenticatedExtendedCard`` is set, an unhashable scheme ``type``);
+  a number or a list naming a field for an object, null inside a list or map);
+* v0.3 members the SDK cannot map (``security`` not a list of objects, ``skills`` not a list
+  of objects, ``securitySchemes`` not an object of objects, ``additionalInterfaces`` not a
+  list of objects, ``capabilities`` not an object when ``supportsAuthenticatedExtendedCard``
+  is set, an unhashable scheme ``type``);
 * a key in brackets (protobuf's extension syntax, an error to the SDK) or not a string;
 * a message or optional field given twice (``iconUrl`` and ``icon_url``: the SDK merges the
   messages, and refuses two values of an optional field), or two members of one oneof;
@@ -152,8 +153,7 @@ def _legacy_requirements(legacy: Any) -> list[dict[str, Any]]:
     if type(legacy) is not list or any(type(entry) is not dict for entry in legacy):
         raise Unsupported("legacy security is not a list of objects")
     return [
-        {"schemes": {name: {"list": scopes} for name, scopes in entry.items()}}
-        for entry in legacy
+        {"schemes": {name: {"list": scopes} for name, scopes in entry.items()}} for entry in legacy
     ]
 
 

@@ -20,7 +20,7 @@ TEXT = (
     "é",
     "😀",
     "\u2028",
-    "tab\tquote\"back\\slash\x01",
+    'tab\tquote"back\\slash\x01',
     "\x00",
     "\uffff",
     "日本語",
