@@ -21,6 +21,7 @@ canonicalisation, key lookup and reporting add. Reports the median of the rounds
 from __future__ import annotations
 
 import argparse
+import ipaddress
 import json
 import os
 import statistics
@@ -56,7 +57,11 @@ from cards.signatures.jose import b64url_decode  # noqa: E402
 from registry.http import FetchPolicy  # noqa: E402
 
 ALGORITHMS = ("EdDSA", "ES256", "ES384", "ES512", "RS256", "PS256")
-_HASH = {"256": hashes.SHA256, "384": hashes.SHA384, "512": hashes.SHA512}
+_HASH: dict[str, hashes.HashAlgorithm] = {
+    "256": hashes.SHA256(),
+    "384": hashes.SHA384(),
+    "512": hashes.SHA512(),
+}
 
 
 def _key(alg: str) -> Any:
@@ -84,7 +89,7 @@ def _bare(alg: str, key: Any) -> Callable[[bytes, bytes], None]:
     public = key.public_key()
     if alg == "EdDSA":
         return lambda sig, data: public.verify(sig, data)
-    digest = _HASH[alg[2:]]()
+    digest = _HASH[alg[2:]]
     if alg.startswith("ES"):
         return lambda sig, data: public.verify(sig, data, ec.ECDSA(digest))
     if alg.startswith("RS"):
@@ -131,7 +136,7 @@ def _signed_cards(alg: str, key: Any, origin: str, count: int) -> list[dict[str,
     return cards
 
 
-def _rate(run: Callable[[], None], count: int, rounds: int) -> float:
+def _rate(run: Callable[[], object], count: int, rounds: int) -> float:
     times = []
     for _ in range(rounds):
         started = time.perf_counter()
@@ -206,7 +211,7 @@ def main() -> None:
     jwks = json.dumps({"keys": [_public_jwk(k, alg) for alg, k in keys.items()]}).encode()
     server, origin = _serve(jwks)
     card_url = f"{origin}/.well-known/agent-card.json"
-    policy = FetchPolicy(allow_http=True, allowed_networks=("127.0.0.0/8",))
+    policy = FetchPolicy(allow_http=True, allowed_networks=(ipaddress.ip_network("127.0.0.0/8"),))
     source = JwksSource(policy)
     rows = []
     try:

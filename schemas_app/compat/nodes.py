@@ -172,7 +172,7 @@ def _fold_all_of(node: dict[str, Any], side: _Side) -> dict[str, Any]:
 
 def _merge(bare: dict[str, Any], branch: Any, side: _Side) -> dict[str, Any] | None:
     """``bare AND branch`` as one schema, or None when they do not merge."""
-    existing = bare.get("allOf") if isinstance(bare.get("allOf"), list) else []
+    existing: list[Any] = bare["allOf"] if isinstance(bare.get("allOf"), list) else []
     folded = _fold_all_of({**bare, "allOf": [*existing, branch]}, side)
     return None if "allOf" in folded else folded
 
@@ -221,9 +221,8 @@ def _json_type(value: Any) -> str:
 def _enum(node: dict[str, Any]) -> list[Any] | None:
     if "const" in node:
         return [node["const"]]
-    if isinstance(node.get("enum"), list):
-        return node["enum"]
-    return None
+    values = node.get("enum")
+    return values if isinstance(values, list) else None
 
 
 def _keyword(name: str) -> str:
@@ -233,8 +232,8 @@ def _keyword(name: str) -> str:
 
 def _numeric_bound(node: dict[str, Any], side: str) -> tuple[float, bool] | None:
     """The tightest (value, exclusive) bound on one side, from both keyword forms."""
-    inclusive = node.get("maximum" if side == "max" else "minimum")
-    exclusive = node.get("exclusiveMaximum" if side == "max" else "exclusiveMinimum")
+    inclusive: Any = node.get("maximum" if side == "max" else "minimum")
+    exclusive: Any = node.get("exclusiveMaximum" if side == "max" else "exclusiveMinimum")
     bounds: list[tuple[float, bool]] = []
     if _is_number(inclusive):
         bounds.append((inclusive, exclusive is True))  # draft 4: boolean exclusive flag

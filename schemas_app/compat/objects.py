@@ -17,8 +17,8 @@ class ObjectRules(_DiffBase):
     def _object(
         self, old: dict[str, Any], new: dict[str, Any], so: _Side, sn: _Side, path: str
     ) -> None:
-        po = old.get("properties") if isinstance(old.get("properties"), dict) else {}
-        pn = new.get("properties") if isinstance(new.get("properties"), dict) else {}
+        po: dict[str, Any] = old["properties"] if isinstance(old.get("properties"), dict) else {}
+        pn: dict[str, Any] = new["properties"] if isinstance(new.get("properties"), dict) else {}
         ro = (
             {r for r in old.get("required", []) if isinstance(r, str)}
             if isinstance(old.get("required"), list)
@@ -157,8 +157,12 @@ class ObjectRules(_DiffBase):
     def _pattern_properties(
         self, old: dict[str, Any], new: dict[str, Any], so: _Side, sn: _Side, path: str
     ) -> None:
-        po = old.get("patternProperties") if isinstance(old.get("patternProperties"), dict) else {}
-        pn = new.get("patternProperties") if isinstance(new.get("patternProperties"), dict) else {}
+        po: dict[str, Any] = (
+            old["patternProperties"] if isinstance(old.get("patternProperties"), dict) else {}
+        )
+        pn: dict[str, Any] = (
+            new["patternProperties"] if isinstance(new.get("patternProperties"), dict) else {}
+        )
         for pattern, schema in pn.items():
             where = extend_pointer(path, "patternProperties", pattern)
             if pattern in po:

@@ -106,7 +106,8 @@ class ScalarRules(_DiffBase):
                 grow = "INCREASED" if side == "max" else "DECREASED"
                 shrink = "DECREASED" if side == "max" else "INCREASED"
                 self.add(f"{name}_{grow if wider else shrink}", where)
-        mo, mn = old.get("multipleOf"), new.get("multipleOf")
+        mo: Any = old.get("multipleOf")
+        mn: Any = new.get("multipleOf")
         if not (_is_number(mo) and mo > 0):
             mo = None
         if not (_is_number(mn) and mn > 0):

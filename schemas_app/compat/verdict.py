@@ -42,7 +42,11 @@ _DRAFT_CONST = {
 def _semantic(reader: Any, writer: Any, draft: str) -> str:
     """jsonschema-rs's experimental containment check: does ``reader`` admit all ``writer`` does?"""
     try:
-        options = {"draft": _DRAFT_CONST[draft], "offline": True, "registry": meta_registry()}
+        options: dict[str, Any] = {
+            "draft": _DRAFT_CONST[draft],
+            "offline": True,
+            "registry": meta_registry(),
+        }
         a = jsonschema_rs.canonicalize(for_validation(reader, draft), **options)
         b = jsonschema_rs.canonicalize(for_validation(writer, draft), **options)
         answer = str(a.covers(b)).lower()

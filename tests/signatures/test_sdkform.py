@@ -87,7 +87,7 @@ def test_thousands_of_generated_cards_match_the_sdk() -> None:
         card(capabilities={"extensions": [{"uri": "u", "params": {"big": 2**60}}]}),
         card(capabilities={"extensions": [{"uri": "u", "params": {"nan": float("nan")}}]}),
         card(iconUrl="a", icon_url="b"),
-        card(provider={"organization": "o"}, **{"[ext.name]": 1}),
+        {**card(provider={"organization": "o"}), "[ext.name]": 1},
         card(name="lone \ud800 surrogate"),
         card(skills="not a list"),
     ],
