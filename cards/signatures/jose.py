@@ -88,8 +88,27 @@ class Header:
     jku: str | None
 
 
+# Decoded headers by their base64url text: every card signed by one key carries the same
+# header, so a crawl decodes each only once. Bounded: emptied when full.
+_HEADERS: dict[str, tuple[Header | None, str]] = {}
+HEADERS_SIZE = 1024
+
+
 def parse_protected(value: Any) -> tuple[Header | None, str]:
-    """Decode ``protected``: (header, "") or (None, reason)."""
+    """Decode ``protected``: (header, "") or (None, reason). The header is shared: read it,
+    never modify it."""
+    if type(value) is not str:
+        return _parse_protected(value)
+    found = _HEADERS.get(value)
+    if found is None:
+        found = _parse_protected(value)
+        if len(_HEADERS) >= HEADERS_SIZE:
+            _HEADERS.clear()
+        _HEADERS[value] = found
+    return found
+
+
+def _parse_protected(value: Any) -> tuple[Header | None, str]:
     if value is None:
         return None, "the protected header is missing"
     if not isinstance(value, str):

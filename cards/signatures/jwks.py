@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import email.utils
+import functools
 import hashlib
 import threading
 import time
@@ -140,9 +141,10 @@ class JwksSource:
     @property
     def cache(self) -> Any:
         if self._cache is None:
-            from django.core.cache import cache
+            from django.core.cache import cache  # settings must be loaded first
 
-            return _FailOpenCache(cache)
+            # The proxy, kept: it still finds the current thread's connection on each call.
+            self._cache = _FailOpenCache(cache)
         return self._cache
 
     @property
@@ -150,6 +152,7 @@ class JwksSource:
         return self.policy.allow_http
 
     @staticmethod
+    @functools.lru_cache(maxsize=1024)
     def _key(url: str, *extra: str) -> str:
         digest = hashlib.sha256("\n".join((url, *extra)).encode("utf-8", "replace")).hexdigest()
         return _CACHE_PREFIX + digest[:40]

@@ -14,6 +14,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+import orjson
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.asymmetric import ec, ed25519, padding, rsa
@@ -39,6 +40,17 @@ _THUMBPRINT_MEMBERS = {
     "EC": ("crv", "kty", "x", "y"),
     "OKP": ("crv", "kty", "x"),
     "RSA": ("e", "kty", "n"),
+}
+
+
+# Built keys by JWK (see parse_key), bounded: emptied when full.
+_KEYS: dict[bytes, PublicKey] = {}
+KEYS_SIZE = 1024
+# Signature parameters per algorithm: stateless, so built once.
+_ECDSA = {size: ec.ECDSA(hash_type()) for size, hash_type in _HASHES.items()}
+_PSS = {
+    size: padding.PSS(mgf=padding.MGF1(hash_type()), salt_length=hash_type().digest_size)
+    for size, hash_type in _HASHES.items()
 }
 
 
@@ -98,14 +110,11 @@ class PublicKey:
                 half = self.size // 2
                 r = int.from_bytes(signature[:half], "big")
                 s = int.from_bytes(signature[half:], "big")
-                digest = _HASHES[alg[2:]]()
-                self.key.verify(encode_dss_signature(r, s), signing_input, ec.ECDSA(digest))
+                self.key.verify(encode_dss_signature(r, s), signing_input, _ECDSA[alg[2:]])
             elif alg.startswith("RS"):
                 self.key.verify(signature, signing_input, padding.PKCS1v15(), _HASHES[alg[2:]]())
             else:
-                digest = _HASHES[alg[2:]]()
-                pss = padding.PSS(mgf=padding.MGF1(digest), salt_length=digest.digest_size)
-                self.key.verify(signature, signing_input, pss, digest)
+                self.key.verify(signature, signing_input, _PSS[alg[2:]], _HASHES[alg[2:]]())
         except InvalidSignature:
             return False
         return True
@@ -170,9 +179,29 @@ def _build(jwk: dict[str, Any]) -> tuple[Any, int, str | None]:
 
 
 def parse_key(jwk: Any) -> PublicKey:
-    """A PublicKey from one JWK. Raises ValueError with a reason."""
+    """A PublicKey from one JWK. Raises ValueError with a reason.
+
+    Keys are memoised per JWK (its members as canonical JSON, so per thumbprint and kid, alg,
+    use and key_ops): the pinned keys of an agent, parsed for every crawl, and a JWKS served
+    with a new body but old keys do not rebuild them.
+    """
     if not isinstance(jwk, dict):
         raise ValueError("it is not a JSON object")
+    try:
+        ident: bytes | None = orjson.dumps(jwk, option=orjson.OPT_SORT_KEYS)
+    except orjson.JSONEncodeError:
+        ident = None
+    if ident is not None and (known := _KEYS.get(ident)) is not None:
+        return known
+    key = _parse_key(jwk)
+    if ident is not None:
+        if len(_KEYS) >= KEYS_SIZE:
+            _KEYS.clear()
+        _KEYS[ident] = key
+    return key
+
+
+def _parse_key(jwk: dict[str, Any]) -> PublicKey:
     kid = _text_member(jwk, "kid")
     alg = _text_member(jwk, "alg")
     use = _text_member(jwk, "use")

@@ -11,7 +11,7 @@ from typing import Any
 
 from cards.signatures import canonical
 
-_BUILDERS: tuple[tuple[str, Callable[[dict[str, Any]], canonical.Canonical]], ...] = (
+_BUILDERS: tuple[tuple[str, Callable[[dict[str, Any], bytes | None], canonical.Canonical]], ...] = (
     ("a2a-sdk", canonical.sdk_form),
     ("raw", canonical.raw_form),
 )
@@ -24,6 +24,7 @@ class Payloads:
         self._pending = 0  # index into _BUILDERS of the next form to build
         self.errors: list[str] = []  # why a form could not be built
         self.identical = False  # the raw form is the same bytes as the a2a-sdk form
+        self._digest: bytes | None = None  # the memo key, computed with the first form
 
     def _build_next(self) -> bool:
         """Build the next form not built yet; False when none is left."""
@@ -31,8 +32,10 @@ class Payloads:
             return False
         name, build = _BUILDERS[self._pending]
         self._pending += 1
+        if self._digest is None:
+            self._digest = canonical.content_digest(self.data)
         try:
-            form = build(self.data)
+            form = build(self.data, self._digest)
         except canonical.CanonicalError as exc:
             self.errors.append(f"{name} form: {exc}")
             return True

@@ -21,6 +21,7 @@ from cards.signatures.jwks import JwksLookup, JwksSource
 from cards.signatures.keys import JwksError, KeySet, PublicKey, parse_jwks
 from cards.signatures.payloads import Payloads
 from cards.signatures.report import KeySource, SignatureReport, SignatureResult
+from cards.signatures.summary import summarise
 
 logger = logging.getLogger(__name__)
 
@@ -253,8 +254,6 @@ def verify_document(
     ``findings`` (optional, the parse findings): a document with duplicate JSON keys is
     ambiguous, so none of its signatures is accepted.
     """
-    from cards.signatures.summary import summarise
-
     source = jwks_source if jwks_source is not None else JwksSource.from_settings()
     try:
         verifier = _Verifier(data, envelope, card_url, pinned_jwks, source)

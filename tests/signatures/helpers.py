@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import copy
+import ipaddress
 import json
 from functools import cache
 from typing import Any
@@ -35,7 +36,7 @@ def _no_dns(host: str, port: int) -> list[str]:
 LOOPBACK_POLICY = FetchPolicy(
     resolver=_no_dns,
     allow_http=True,
-    allowed_networks=("127.0.0.0/8",),
+    allowed_networks=(ipaddress.ip_network("127.0.0.0/8"),),
     connect_timeout=2.0,
     read_timeout=3.0,
     total_timeout=5.0,
@@ -101,7 +102,7 @@ def b64json(value: Any) -> str:
     return b64(json.dumps(value, separators=(",", ":")).encode())
 
 
-def card(origin: str = "https://agent.example.com", **extra: Any) -> dict[str, Any]:
+def card(origin: str = "https://agent.example.com", /, **extra: Any) -> dict[str, Any]:
     """A v1.0 card with non-ASCII text, as an a2a-sdk server would serve it."""
     base: dict[str, Any] = {
         "name": "Météo agent ☀",

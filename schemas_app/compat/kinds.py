@@ -1,0 +1,127 @@
+"""The difference types and which ones each policy lets through; keywords that never assert."""
+
+from __future__ import annotations
+
+from schemas_app.validation import DRAFT4, DRAFT6, DRAFT7
+
+MAX_STEPS = 20_000
+# The experimental containment check runs only on schemas up to this size (canonical chars).
+SEMANTIC_MAX_CHARS = 16_384
+
+COMPATIBLE_STRICT = frozenset(
+    {
+        "ID_CHANGED",
+        "TITLE_CHANGED",
+        "DESCRIPTION_CHANGED",
+        "DEFAULT_CHANGED",
+        "SCHEMA_REMOVED",
+        "TYPE_EXTENDED",
+        "SUM_TYPE_EXTENDED",
+        "MAX_LENGTH_INCREASED",
+        "MAX_LENGTH_REMOVED",
+        "MIN_LENGTH_DECREASED",
+        "MIN_LENGTH_REMOVED",
+        "PATTERN_REMOVED",
+        "FORMAT_REMOVED",
+        "MAXIMUM_INCREASED",
+        "MAXIMUM_REMOVED",
+        "EXCLUSIVE_MAXIMUM_INCREASED",
+        "EXCLUSIVE_MAXIMUM_REMOVED",
+        "MINIMUM_DECREASED",
+        "MINIMUM_REMOVED",
+        "EXCLUSIVE_MINIMUM_DECREASED",
+        "EXCLUSIVE_MINIMUM_REMOVED",
+        "MULTIPLE_OF_REMOVED",
+        "MULTIPLE_OF_REDUCED",
+        "ENUM_ARRAY_EXTENDED",
+        "ENUM_REMOVED",
+        "REQUIRED_ATTRIBUTE_REMOVED",
+        "PROPERTY_WITH_EMPTY_SCHEMA_ADDED_TO_OPEN_CONTENT_MODEL",
+        "OPTIONAL_PROPERTY_ADDED_TO_UNOPEN_CONTENT_MODEL",
+        "PROPERTY_ADDED_IS_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL",
+        "PROPERTY_REMOVED_FROM_OPEN_CONTENT_MODEL",
+        "PROPERTY_WITH_FALSE_REMOVED_FROM_CLOSED_CONTENT_MODEL",
+        "PROPERTY_REMOVED_IS_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL",
+        "ADDITIONAL_PROPERTIES_ADDED",
+        "ADDITIONAL_PROPERTIES_EXTENDED",
+        "UNEVALUATED_PROPERTIES_ADDED",
+        "UNEVALUATED_PROPERTIES_EXTENDED",
+        "PATTERN_PROPERTY_ADDED_IS_COVERED",
+        "PATTERN_PROPERTY_REMOVED_IS_COVERED",
+        "MAX_PROPERTIES_INCREASED",
+        "MAX_PROPERTIES_REMOVED",
+        "MIN_PROPERTIES_DECREASED",
+        "MIN_PROPERTIES_REMOVED",
+        "DEPENDENCY_ARRAY_NARROWED",
+        "DEPENDENCY_ARRAY_REMOVED",
+        "DEPENDENCY_SCHEMA_REMOVED",
+        "MAX_ITEMS_INCREASED",
+        "MAX_ITEMS_REMOVED",
+        "MIN_ITEMS_DECREASED",
+        "MIN_ITEMS_REMOVED",
+        "MAX_CONTAINS_INCREASED",
+        "MAX_CONTAINS_REMOVED",
+        "MIN_CONTAINS_DECREASED",
+        "MIN_CONTAINS_REMOVED",
+        "UNIQUE_ITEMS_REMOVED",
+        "ADDITIONAL_ITEMS_ADDED",
+        "ADDITIONAL_ITEMS_EXTENDED",
+        "UNEVALUATED_ITEMS_ADDED",
+        "UNEVALUATED_ITEMS_EXTENDED",
+        "ITEM_ADDED_TO_CLOSED_CONTENT_MODEL",
+        "ITEM_WITH_EMPTY_SCHEMA_ADDED_TO_OPEN_CONTENT_MODEL",
+        "ITEM_REMOVED_FROM_OPEN_CONTENT_MODEL",
+        "ITEM_WITH_FALSE_REMOVED_FROM_CLOSED_CONTENT_MODEL",
+        "ITEM_ADDED_IS_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL",
+        "ITEM_REMOVED_IS_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL",
+        "PRODUCT_TYPE_NARROWED",
+        "COMBINED_TYPE_EXTENDED",
+        "NOT_TYPE_NARROWED",
+        "NOT_TYPE_REMOVED",
+        "CONDITIONAL_REMOVED",
+        "REFERENCE_REMOVED",
+    }
+)
+LENIENT_EXTRA = frozenset(
+    {
+        "OPTIONAL_PROPERTY_ADDED_TO_OPEN_CONTENT_MODEL",
+        "REQUIRED_PROPERTY_WITH_DEFAULT_ADDED_TO_OPEN_CONTENT_MODEL",
+        "PROPERTY_ADDED_NOT_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL",
+        "PROPERTY_REMOVED_FROM_CLOSED_CONTENT_MODEL",
+        "PROPERTY_REMOVED_NOT_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL",
+        "ADDITIONAL_PROPERTIES_REMOVED",
+        "ADDITIONAL_PROPERTIES_NARROWED",
+        "UNEVALUATED_PROPERTIES_REMOVED",
+        "UNEVALUATED_PROPERTIES_NARROWED",
+    }
+)
+COMPATIBLE_LENIENT = COMPATIBLE_STRICT | LENIENT_EXTRA
+POLICIES = {"STRICT": COMPATIBLE_STRICT, "LENIENT": COMPATIBLE_LENIENT}
+
+# Keywords that never change what validates.
+_ANNOTATIONS = frozenset(
+    {
+        "$schema",
+        "$id",
+        "id",
+        "$anchor",
+        "$dynamicAnchor",
+        "$recursiveAnchor",
+        "$comment",
+        "$vocabulary",
+        "$defs",
+        "definitions",
+        "title",
+        "description",
+        "default",
+        "examples",
+        "deprecated",
+        "readOnly",
+        "writeOnly",
+        "contentMediaType",
+        "contentEncoding",
+        "contentSchema",
+    }
+)
+_FORMAT_ASSERTED = (DRAFT4, DRAFT6, DRAFT7)
+_COMBINATORS = ("allOf", "anyOf", "oneOf")
