@@ -222,7 +222,7 @@ def facets() -> dict[str, list[dict[str, Any]]]:
     except Exception:  # a cache outage must not take the catalogue down
         cached = None
     if cached is not None:
-        return cached  # type: ignore[no-any-return]
+        return cached
     result = _count_facets()
     try:
         cache.set(FACET_CACHE_KEY, result, FACET_CACHE_SECONDS)
@@ -368,7 +368,7 @@ def _schemas(agent: Agent) -> list[dict[str, Any]]:
         .order_by("schema", "direction")
     )
     for name, direction in named:
-        row = row_for(name, name)
+        row = row_for(str(name), str(name))
         if direction not in row["roles"]:
             row["roles"].append(direction)
     return sorted(rows.values(), key=lambda row: (row["name"] == "", row["name"]))

@@ -12,7 +12,7 @@ from typing import Any
 from django.db import models
 
 
-class TextArrayField(models.Field):  # type: ignore[type-arg]
+class TextArrayField(models.Field):  # type: ignore[type-arg,unused-ignore]
     description = "A list of strings"
 
     def db_type(self, connection: Any) -> str:

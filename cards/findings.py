@@ -49,7 +49,7 @@ def extend_pointer(base: str, part: str | int, *parts: str | int) -> str:
 
 def counts(findings: Iterable[Finding]) -> dict[str, int]:
     """Number of findings per severity, always with all three keys."""
-    result = {severity: 0 for severity in SEVERITIES}
+    result: dict[str, int] = {severity: 0 for severity in SEVERITIES}
     for finding in findings:
         result[finding.severity] = result.get(finding.severity, 0) + 1
     return result

@@ -18,7 +18,7 @@ from django.db.models import Count, Max
 from django.utils import timezone
 
 from cards import crawling, services
-from cards.models import ImportItem, ImportJob
+from cards.models import Agent, ImportItem, ImportJob
 from registry.errors import ProblemError
 from registry.http import FetchError, fetch
 
@@ -70,7 +70,7 @@ def _create_items(job: ImportJob, urls: list[str], now: datetime) -> None:
 
 
 def import_create(
-    *, urls: Any = None, source_url: Any = None, user: AbstractBaseUser | None, enqueue: bool = True
+    *, urls: Any = None, source_url: Any = None, user: Any, enqueue: bool = True
 ) -> ImportJob:
     """Create an import from a list of URLs, or from the URL of a document listing them."""
     if (urls is None) == (source_url is None):
@@ -149,11 +149,8 @@ def import_item_process(*, item_id: int) -> str:
         _set(item, ImportItem.Outcome.FAILED, f"{exc} (will be retried by the crawler)")
         return item.outcome
     if outcome == "error":
-        error = (
-            item.agent.__class__.objects.filter(pk=item.agent_id)
-            .values_list("last_error", flat=True)
-            .first()
-        )
+        rows = Agent.objects.filter(id=item.agent_id) if item.agent_id else Agent.objects.none()
+        error = rows.values_list("last_error", flat=True).first()
         _set(item, ImportItem.Outcome.FAILED, error or "the crawl failed")
     else:
         _set(item, ImportItem.Outcome.CRAWLED, outcome)

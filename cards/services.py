@@ -174,9 +174,7 @@ def submitted_url_check(url: Any) -> str:
     return normalised
 
 
-def agent_submit(
-    *, url: Any, user: AbstractBaseUser | None, enqueue: bool = True
-) -> tuple[Agent, bool]:
+def agent_submit(*, url: Any, user: Any, enqueue: bool = True) -> tuple[Agent, bool]:
     """Register an agent by URL, or return the one already registered for it.
 
     Returns ``(agent, created)``. Concurrent submissions of one URL meet at the unique

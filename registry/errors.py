@@ -136,8 +136,9 @@ def problem_exception_handler(exc: Exception, context: dict[str, Any]) -> Respon
         )
     elif isinstance(exc, exceptions.APIException):
         problem = _from_api_exception(exc)
-        if isinstance(exc, exceptions.Throttled) and exc.wait is not None:
-            headers["Retry-After"] = str(int(exc.wait) + 1)
+        wait = getattr(exc, "wait", None) if isinstance(exc, exceptions.Throttled) else None
+        if wait is not None:
+            headers["Retry-After"] = str(int(wait) + 1)
         if isinstance(exc, (exceptions.NotAuthenticated, exceptions.AuthenticationFailed)):
             headers["WWW-Authenticate"] = "Token"
     else:

@@ -36,7 +36,9 @@ def _broker_ok() -> str | None:
 def readyz(request: HttpRequest) -> JsonResponse:
     checks = {"database": _database_ok(), "broker": _broker_ok()}
     problems = [reason for reason in checks.values() if reason]
-    body = {name: ("ok" if reason is None else reason) for name, reason in checks.items()}
+    body: dict[str, object] = {
+        name: ("ok" if reason is None else reason) for name, reason in checks.items()
+    }
     if problems:
         body.update(
             {

@@ -8,6 +8,7 @@ PostgreSQL and a Celery worker.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import dj_database_url
 
@@ -80,6 +81,7 @@ TEMPLATES = [
 ]
 
 _database_url = env_optional("DATABASE_URL")
+DATABASES: dict[str, dict[str, Any]]
 if _database_url is None:
     DATABASES = {
         "default": {
@@ -89,7 +91,7 @@ if _database_url is None:
     }
 else:
     try:
-        DATABASES = {"default": dj_database_url.parse(_database_url, conn_max_age=60)}
+        DATABASES = {"default": dict(dj_database_url.parse(_database_url, conn_max_age=60))}
     except Exception as exc:  # the library raises several types for a bad URL
         raise ConfigError(f"DATABASE_URL is not a usable database URL: {exc}") from None
     # A reused connection is checked (one `SELECT 1`) at the start of each request, so a restarted
@@ -108,7 +110,7 @@ STATIC_URL = "static/"
 STATIC_ROOT = BASE_DIR / "staticfiles"
 
 # --- REST API -------------------------------------------------------------------------------
-REST_FRAMEWORK = {
+REST_FRAMEWORK: dict[str, Any] = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
         "registry.auth.TokenOrBearerAuthentication",
         "rest_framework.authentication.SessionAuthentication",
@@ -121,9 +123,10 @@ REST_FRAMEWORK = {
     "UNAUTHENTICATED_USER": None,
 }
 if DEBUG:
-    REST_FRAMEWORK["DEFAULT_RENDERER_CLASSES"].append(
-        "rest_framework.renderers.BrowsableAPIRenderer"
-    )
+    REST_FRAMEWORK["DEFAULT_RENDERER_CLASSES"] = [
+        *REST_FRAMEWORK["DEFAULT_RENDERER_CLASSES"],
+        "rest_framework.renderers.BrowsableAPIRenderer",
+    ]
 
 SPECTACULAR_SETTINGS = {
     "TITLE": "A2A agent card registry",

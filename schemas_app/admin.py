@@ -22,8 +22,15 @@ class SchemaUseInline(admin.TabularInline):
     model = SchemaUse
     extra = 0
     can_delete = False
-    fields = ["agent", "role", "source", "name", "skill_id", "field_name", "pointer"]
-    readonly_fields = fields
+    fields = readonly_fields = (
+        "agent",
+        "role",
+        "source",
+        "name",
+        "skill_id",
+        "field_name",
+        "pointer",
+    )
     show_change_link = False
 
     def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:

@@ -152,7 +152,8 @@ def extract(card: dict[str, Any]) -> CardSchemas:
         if not isinstance(skill, dict):
             continue
         out.skills.append((skill_index, skill))
-        skill_id = skill.get("id") if isinstance(skill.get("id"), str) else ""
+        raw_id = skill.get("id")
+        skill_id = raw_id if isinstance(raw_id, str) else ""
         own = {INPUT: "inputModes", OUTPUT: "outputModes"}
         for direction, key in own.items():
             modes = [m for m in _list(skill.get(key)) if isinstance(m, str)]

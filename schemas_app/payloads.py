@@ -107,7 +107,7 @@ def _flag(part: Any) -> tuple[str, str, str] | None:
         (metadata, "mediaType", "/metadata/mediaType"),
         (part, "mediaType", "/mediaType"),
     ):
-        text = holder.get(key)
+        text = holder.get(key) if isinstance(holder, dict) else None
         if not isinstance(text, str):
             continue
         try:

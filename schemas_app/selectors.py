@@ -43,9 +43,13 @@ def schema_names(
     if after is not None:
         from_modes = from_modes.filter(schema__gt=after)
         from_cards = from_cards.filter(name__gt=after)
-    names = set(
-        from_modes.order_by("schema").values_list("schema", flat=True).distinct()[: limit + 1]
-    )
+    names: set[str] = {
+        name
+        for name in from_modes.order_by("schema")
+        .values_list("schema", flat=True)
+        .distinct()[: limit + 1]
+        if name
+    }
     names |= set(from_cards.order_by("name").values_list("name", flat=True).distinct()[: limit + 1])
     return sorted(names)[: limit + 1]
 
@@ -71,9 +75,9 @@ def schema_counts(agents: QuerySet[Agent], names: list[str]) -> dict[str, dict[s
             producing=Count("agent", filter=Q(direction=OUTPUT), distinct=True),
         )
     )
-    for row in modes:
-        counts[row["schema"]]["accepting"] = row["accepting"]
-        counts[row["schema"]]["producing"] = row["producing"]
+    for mode_row in modes:
+        counts[str(mode_row["schema"])]["accepting"] = mode_row["accepting"]
+        counts[str(mode_row["schema"])]["producing"] = mode_row["producing"]
     return counts
 
 
@@ -190,5 +194,6 @@ def changes_by_snapshot(snapshot_ids: list[Any]) -> dict[Any, list[dict[str, Any
         )
     )
     for row in rows:
-        out[row.pop("snapshot_id")].append(row)
+        entry: dict[str, Any] = dict(row)
+        out[entry.pop("snapshot_id")].append(entry)
     return dict(out)

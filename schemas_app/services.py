@@ -157,18 +157,18 @@ def index_agent_schemas(
                 pointer=ref.pointer[:2048],
             )
         )
-    for ref, analysis in fields:
+    for field_ref, analysis in fields:
         rows.append(
             SchemaUse(
                 agent=agent,
                 document=doc_of(analysis),
                 sha256=analysis.sha256,
-                role=ref.direction,
+                role=field_ref.direction,
                 source=SchemaUse.Source.FIELD,
-                skill_id=ref.skill_id[:512],
-                skill_position=ref.skill_index,
-                field_name=(ref.name or "")[:512],
-                pointer=(ref.pointer + "/schema")[:2048],
+                skill_id=field_ref.skill_id[:512],
+                skill_position=field_ref.skill_index,
+                field_name=(field_ref.name or "")[:512],
+                pointer=(field_ref.pointer + "/schema")[:2048],
             )
         )
     SchemaUse.objects.filter(agent=agent).delete()

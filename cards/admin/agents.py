@@ -83,7 +83,7 @@ class AgentAdmin(admin.ModelAdmin):
     ]
     # Curators edit the moderation fields; everything else comes from crawls and is shown only.
     readonly_fields = [
-        name
+        str(name)
         for _, options in fieldsets
         for name in options["fields"]
         if name not in ("moderation", "moderation_reason")
@@ -110,7 +110,7 @@ class AgentAdmin(admin.ModelAdmin):
     def save_formset(self, request: HttpRequest, form: Any, formset: Any, change: bool) -> None:
         for obj in formset.save(commit=False):
             if isinstance(obj, PinnedKey) and obj.created_by_id is None:
-                obj.created_by = request.user
+                obj.created_by = request.user  # type: ignore[assignment]  # staff: a User
                 obj.save()
                 moderation.audit(
                     actor=request.user,

@@ -42,7 +42,7 @@ class SchemaFilter(admin.SimpleListFilter):
             .annotate(n=Count("agent", distinct=True))
             .order_by("-n")
         )
-        return [(row["schema"], f"{row['schema']} ({row['n']})") for row in rows[:_CHOICES]]
+        return [(str(row["schema"]), f"{row['schema']} ({row['n']})") for row in rows[:_CHOICES]]
 
     def queryset(self, request: HttpRequest, queryset: QuerySet[Agent]) -> QuerySet[Agent]:
         if not self.value():

@@ -15,8 +15,14 @@ class SkillInline(admin.TabularInline):
     model = Skill
     extra = 0
     can_delete = False
-    fields = ["position", "skill_id", "name", "tags", "input_modes", "output_modes"]
-    readonly_fields = fields
+    fields = readonly_fields = (
+        "position",
+        "skill_id",
+        "name",
+        "tags",
+        "input_modes",
+        "output_modes",
+    )
 
     def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False
@@ -26,8 +32,7 @@ class ExtensionInline(admin.TabularInline):
     model = Extension
     extra = 0
     can_delete = False
-    fields = ["uri", "required", "params"]
-    readonly_fields = fields
+    fields = readonly_fields = ("uri", "required", "params")
 
     def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False
@@ -37,8 +42,7 @@ class SnapshotInline(admin.TabularInline):
     model = Snapshot
     extra = 0
     can_delete = False
-    fields = ["sha256", "fetched_at", "shape", "card_url", "content_type"]
-    readonly_fields = fields
+    fields = readonly_fields = ("sha256", "fetched_at", "shape", "card_url", "content_type")
     show_change_link = True
 
     def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
@@ -69,16 +73,22 @@ class PinnedKeyInline(admin.TabularInline):
     model = PinnedKey
     form = PinnedKeyForm
     extra = 0
-    fields = ["jwks", "note", "created_by", "created_at"]
-    readonly_fields = ["created_by", "created_at"]
+    fields = ("jwks", "note", "created_by", "created_at")
+    readonly_fields = ("created_by", "created_at")
 
 
 class AgentKeyInline(admin.TabularInline):
     model = AgentKey
     extra = 0
     can_delete = False
-    fields = ["thumbprint", "key_source", "key_url", "first_seen_at", "last_seen_at", "current"]
-    readonly_fields = fields
+    fields = readonly_fields = (
+        "thumbprint",
+        "key_source",
+        "key_url",
+        "first_seen_at",
+        "last_seen_at",
+        "current",
+    )
 
     def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False
@@ -88,8 +98,7 @@ class AgentEventInline(admin.TabularInline):
     model = AgentEvent
     extra = 0
     can_delete = False
-    fields = ["created_at", "kind", "detail", "snapshot"]
-    readonly_fields = fields
+    fields = readonly_fields = ("created_at", "kind", "detail", "snapshot")
 
     def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False

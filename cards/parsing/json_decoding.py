@@ -190,9 +190,11 @@ def _clean_tree(
             for key in duplicates[id(container)][1]:
                 message = f"key {key!r} appears more than once"
                 findings.append(error("json.duplicate-key", _pointer_of(path), message))
-        keys = list(container) if isinstance(container, dict) else range(len(container))
-        for key in keys:
-            key = _clean_member(container, key, path, findings)
+        keys: list[Any] = (
+            list(container) if isinstance(container, dict) else list(range(len(container)))
+        )
+        for raw_key in keys:
+            key = _clean_member(container, raw_key, path, findings)
             value = container[key]
             if isinstance(value, (dict, list)) and value:
                 stack.append((value, (path, key)))

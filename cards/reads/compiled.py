@@ -73,14 +73,14 @@ def fetch(
     its parameters replaced by the real value it stands for."""
     compiled = _CACHE.get(shape)
     if compiled is None:
-        sql, params = build().query.sql_with_params()
-        compiled = (sql, tuple(params))
+        sql, built = build().query.sql_with_params()
+        compiled = (sql, tuple(built))
         _CACHE[shape] = compiled
         if len(_CACHE) > _CACHE_SIZE:
             _CACHE.popitem(last=False)
     sql, template = compiled
     swaps = sentinels.pairs
-    params = []
+    params: list[Any] = []
     for param in template:
         for sentinel, real in swaps:
             if type(param) is type(sentinel) and param == sentinel:

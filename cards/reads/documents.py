@@ -16,7 +16,7 @@ from django.db.models import QuerySet
 from cards.models import Agent
 from cards.reads import gate
 from cards.reads.gate import Viewer
-from cards.rendering.shapes import BASE
+from cards.rendering.documents import BASE
 from cards.rendering.store import DOC_FORMAT, agent_render
 
 _BASE_BYTES = BASE.encode()

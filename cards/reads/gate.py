@@ -119,11 +119,11 @@ def one_row(viewer: Viewer, pk: Any, *fields: str, **annotations: Any) -> tuple[
         query = agents(model).filter(pk=_PK)
         if annotations:
             query = query.annotate(**annotations)
-        sql, params = query.values_list(*fields).query.sql_with_params()
-        compiled = _compiled[kind] = (sql, tuple(params))
+        sql, built = query.values_list(*fields).query.sql_with_params()
+        compiled = _compiled[kind] = (sql, tuple(built))
     sql, template = compiled
     # Compared in the form the database driver gets (a UUID on PostgreSQL, hex on SQLite).
-    prep = Agent._meta.pk.get_db_prep_value  # type: ignore[union-attr]
+    prep = Agent._meta.get_field("id").get_db_prep_value
     sentinel, value = prep(_PK, connection), prep(pk, connection)
     params = [value if p == sentinel else viewer.user_id if p == _USER else p for p in template]
     with connection.cursor() as cursor:

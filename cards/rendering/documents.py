@@ -15,8 +15,10 @@ from django.urls import reverse
 
 from cards import badges
 from cards.models import Agent, AgentKey, Extension, Skill
-from cards.rendering.shapes import BASE
 
+# Stands for the registry's base URL in stored documents (".invalid" can never be a real host);
+# the read side puts the real one in when it serves them.
+BASE = "https://base.registry.invalid"
 _PLACEHOLDER = "00000000-0000-0000-0000-000000000000"
 _LINK_ROUTES = {
     "self": "agent-detail",

@@ -16,33 +16,11 @@ from rest_framework import serializers
 
 from cards import badges, health
 from cards.models import Agent, AgentKey, Extension, Skill
-
-# Stands for the registry's base URL in stored documents (".invalid" can never be a real host).
-BASE = "https://base.registry.invalid"
+from cards.rendering.documents import BASE, links
 
 
 def absolute(request: Any, path: str) -> str:
     return request.build_absolute_uri(path) if request is not None else BASE + path
-
-
-_PLACEHOLDER = "00000000-0000-0000-0000-000000000000"
-_LINK_ROUTES = {
-    "self": "agent-detail",
-    "card": "agent-card",
-    "history": "agent-history",
-    "schemas": "agent-schemas",
-    "attestation": "agent-attestation",
-    "page": "catalogue-agent",
-}
-
-
-def _link_templates(request: Any) -> dict[str, str]:
-    templates = {
-        name: absolute(request, reverse(route, args=[_PLACEHOLDER]))
-        for name, route in _LINK_ROUTES.items()
-    }
-    templates["badge"] = absolute(request, reverse("badge", args=[_PLACEHOLDER]))
-    return templates
 
 
 class SkillSerializer(serializers.ModelSerializer):
@@ -163,14 +141,7 @@ class AgentSummarySerializer(serializers.ModelSerializer):
         }
 
     def get_links(self, agent: Agent) -> dict[str, str]:
-        # reverse() costs tens of microseconds; build each URL pattern once per response.
-        templates = self.context.get("_link_templates")
-        if templates is None:
-            templates = self.context["_link_templates"] = _link_templates(
-                self.context.get("request")
-            )
-        ident = str(agent.pk)
-        return {name: template.replace(_PLACEHOLDER, ident) for name, template in templates.items()}
+        return links(agent.pk)
 
 
 class AgentDetailSerializer(AgentSummarySerializer):

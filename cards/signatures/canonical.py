@@ -254,7 +254,7 @@ def content_digest(data: Any) -> bytes | None:
 
 def _memoised(form: str, data: dict[str, Any], digest: bytes | None, build: Any) -> Canonical:
     if digest is None:
-        return build(data)  # type: ignore[no-any-return]
+        return build(data)
     key = (digest, form)
     with _MEMO_LOCK:
         found = _MEMO.get(key)

@@ -24,7 +24,7 @@ class Command(BaseCommand):
             found = Agent.objects.filter(url=agent).values_list("pk", flat=True).first()
             if found is None:
                 try:
-                    found = Agent.objects.filter(pk=agent).values_list("pk", flat=True).first()
+                    found = Agent.objects.filter(pk=str(agent)).values_list("pk", flat=True).first()
                 except Exception:  # not a UUID
                     found = None
             if found is None:
