@@ -8,7 +8,7 @@ STAMP := $(VENV)/.installed
 TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/registry
 TEST_REDIS_URL ?= redis://127.0.0.1:6379/15
 
-.PHONY: run test install services browser migrate worker beat lint bench clean
+.PHONY: run test install services browser migrate worker beat lint check bench clean
 
 $(STAMP): requirements.txt
 	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "$(PYTHON) is needed (set PYTHON=... to use another 3.11 interpreter)"; exit 1; }
@@ -31,8 +31,8 @@ services:
 browser:
 	bash scripts/browser.sh
 
-## test: set up everything and run the suite on PostgreSQL and Redis
-test: $(STAMP) services browser
+## test: set up everything, check style, types and layers, run the suite on PostgreSQL and Redis
+test: $(STAMP) services browser check
 	env -u DATABASE_URL -u REDIS_URL $(PY) manage.py makemigrations --check --dry-run
 	DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL) DJANGO_SECRET_KEY=test-only-secret \
 	  CELERY_TASK_ALWAYS_EAGER=true $(PY) -m pytest $(PYTEST_ARGS)
@@ -51,6 +51,13 @@ bench: $(STAMP) services
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
+
+## check: ruff (lint and format), mypy with the Django and DRF plugins, the import contracts
+check: $(STAMP)
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+	env -u DATABASE_URL DJANGO_SECRET_KEY=type-check-only $(VENV)/bin/mypy
+	$(VENV)/bin/lint-imports --no-cache
 
 clean:
 	rm -rf $(VENV) db.sqlite3 staticfiles .pytest_cache

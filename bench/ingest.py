@@ -215,12 +215,23 @@ def start_worker(args: argparse.Namespace, log: Path) -> subprocess.Popen[bytes]
     celery = str(Path(sys.executable).with_name("celery"))
     # bench.celery_app is registry.celery.app with a private default queue (see that module).
     command = [
-        celery, "-A", "bench.celery_app", "worker", f"--concurrency={args.concurrency}",
+        celery,
+        "-A",
+        "bench.celery_app",
+        "worker",
+        f"--concurrency={args.concurrency}",
         f"--loglevel={args.worker_loglevel}",
-        f"--hostname={worker_name()}@%h", "-Q", QUEUE, *args.worker_arg,
+        f"--hostname={worker_name()}@%h",
+        "-Q",
+        QUEUE,
+        *args.worker_arg,
     ]
     return subprocess.Popen(
-        command, cwd=ROOT, env=env, stdout=log.open("ab"), stderr=subprocess.STDOUT,
+        command,
+        cwd=ROOT,
+        env=env,
+        stdout=log.open("ab"),
+        stderr=subprocess.STDOUT,
         start_new_session=True,
     )
 
@@ -305,8 +316,12 @@ def main() -> None:
     )
     parser.add_argument("--seed", type=int, default=2)
     parser.add_argument("--timeout", type=float, default=240, help="seconds per run, at most")
-    parser.add_argument("--quiet-wait", type=float, default=60.0,
-                        help="before each run, wait up to this long for other load to drop")
+    parser.add_argument(
+        "--quiet-wait",
+        type=float,
+        default=60.0,
+        help="before each run, wait up to this long for other load to drop",
+    )
     parser.add_argument("--quiet-cores", type=float, default=0.3)
     parser.add_argument(
         "--concurrency", type=int, default=1, help="the worker's --concurrency (processes)"
@@ -354,8 +369,11 @@ def main() -> None:
     if not parent.poll(120):
         raise SystemExit("the card server did not start")
     ports = parent.recv()
-    print(f"card server: {args.cards} cards on {len(ports)} origins "
-          f"({HOST}:{ports[0]}...{ports[-1]})", flush=True)
+    print(
+        f"card server: {args.cards} cards on {len(ports)} origins "
+        f"({HOST}:{ports[0]}...{ports[-1]})",
+        flush=True,
+    )
 
     log = Path("/tmp") / f"{worker_name()}-worker.log"
     log.write_bytes(b"")

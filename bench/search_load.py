@@ -377,10 +377,14 @@ def main() -> None:
         try:
             if watcher[0].closed:  # PostgreSQL restarted under us: the run reports errors
                 watcher[0] = psycopg.connect(args.database_url, autocommit=True)
-            backends = watcher[0].execute(
-                "SELECT pid FROM pg_stat_activity "
-                "WHERE datname = current_database() AND pid <> pg_backend_pid()"
-            ).fetchall()
+            backends = (
+                watcher[0]
+                .execute(
+                    "SELECT pid FROM pg_stat_activity "
+                    "WHERE datname = current_database() AND pid <> pg_backend_pid()"
+                )
+                .fetchall()
+            )
         except psycopg.Error:
             return pids
         return pids + [pid for (pid,) in backends]

@@ -52,7 +52,6 @@ def build_agent(index: int, seed: int, n_total: int, with_snapshot: bool) -> tup
 
     Mirrors cards.crawling.card_ingest + cards.indexing.index_card without touching the database.
     """
-    from cards.findings import counts
     from cards.indexing import (
         _mode_rows,
         apply_summary,
@@ -64,6 +63,7 @@ def build_agent(index: int, seed: int, n_total: int, with_snapshot: bool) -> tup
     )
     from cards.models import Agent, Extension, Mode, Skill, SkillTag, Snapshot
     from cards.services import card_check
+    from registry.findings import counts
 
     rng = random.Random(seed * 7919 + index)
     raw = synth.card_bytes(seed, index)
@@ -264,8 +264,16 @@ def _seed_range(args: tuple[str, int, int, int, int, int, bool]) -> dict[str, in
 
 _VOLATILE_AGENT_FIELDS = {
     # when and how fast: differ between any two crawls of the same card
-    "id", "created_at", "updated_at", "last_crawled_at", "last_success_at", "next_crawl_at",
-    "fetch_ms", "process_ms", "latest_snapshot", "submitted_by",
+    "id",
+    "created_at",
+    "updated_at",
+    "last_crawled_at",
+    "last_success_at",
+    "next_crawl_at",
+    "fetch_ms",
+    "process_ms",
+    "latest_snapshot",
+    "submitted_by",
 }
 
 
@@ -300,7 +308,8 @@ def _dump(agent_id: Any) -> dict[str, Any]:
     agent = Agent.objects.get(pk=agent_id)
     out: dict[str, Any] = {
         "agent": {
-            f.name: _natural(agent, f) for f in Agent._meta.concrete_fields
+            f.name: _natural(agent, f)
+            for f in Agent._meta.concrete_fields
             if f.name not in _VOLATILE_AGENT_FIELDS
         }
     }
@@ -309,9 +318,9 @@ def _dump(agent_id: Any) -> dict[str, Any]:
             continue
         model = rel.related_model
         fields = [
-            f for f in model._meta.concrete_fields
-            if not f.primary_key and f is not rel.field
-            and not isinstance(f, models.DateTimeField)
+            f
+            for f in model._meta.concrete_fields
+            if not f.primary_key and f is not rel.field and not isinstance(f, models.DateTimeField)
         ]
         rows = model._default_manager.filter(**{rel.field.name: agent})
         dumped = [tuple((f.name, _natural(row, f)) for f in fields) for row in rows]
@@ -333,7 +342,8 @@ def summary_fields(cards: list[dict[str, Any]]) -> set[str]:
         before = {f.name: getattr(agent, f.attname) for f in Agent._meta.concrete_fields}
         apply_summary(agent, card)
         names |= {
-            f.name for f in Agent._meta.concrete_fields
+            f.name
+            for f in Agent._meta.concrete_fields
             if getattr(agent, f.attname) != before[f.name]
         }
     return names | {"search_text"}
@@ -382,16 +392,21 @@ def verify(seed: int, sample: list[int], with_snapshots: bool) -> tuple[int, set
             real = _dump(agent_id)
             transaction.set_rollback(True)
         strict_diff = [
-            f"Agent.{k}" for k in sorted(strict_agent)
+            f"Agent.{k}"
+            for k in sorted(strict_agent)
             if real["agent"].get(k) != seeded["agent"].get(k)
         ] + [t for t in INDEX_TABLES if real.get(t) != seeded.get(t)]
         loose |= {
-            f"Agent.{k}" for k in real["agent"]
+            f"Agent.{k}"
+            for k in real["agent"]
             if k not in strict_agent and real["agent"][k] != seeded["agent"].get(k)
         }
         loose |= {
-            t for t in set(real) | set(seeded)
-            if t not in INDEX_TABLES and t != "agent" and real.get(t) != seeded.get(t)
+            t
+            for t in set(real) | set(seeded)
+            if t not in INDEX_TABLES
+            and t != "agent"
+            and real.get(t) != seeded.get(t)
             and (with_snapshots or t != "Snapshot")
         }
         if outcome != "stored" or strict_diff:

@@ -20,7 +20,7 @@ class CardsConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        from cards.models import Agent
+        from cards.models import Agent  # models are importable only once apps are ready
 
         # Every saved agent gets its public documents re-rendered when the transaction commits.
         post_save.connect(_agent_saved, sender=Agent, dispatch_uid="cards-render-documents")

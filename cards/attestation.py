@@ -1,6 +1,6 @@
 """Signed attestations: what the registry knows about an agent's card, as a compact JWS.
 
-The token is a JWT signed with the registry's Ed25519 key (``registry.signing_keys``), so
+The token is a JWT signed with the registry's Ed25519 key (``cards.signing_keys``), so
 anyone can check it offline against ``/.well-known/jwks.json``. It is short-lived: it states
 what the registry saw at ``iat``, not a lasting certificate.
 """
@@ -16,8 +16,8 @@ import jwt
 import rfc8785
 from django.conf import settings
 
+from cards import signing_keys
 from cards.models import Agent
-from registry import signing_keys
 
 TOKEN_TYPE = "JWT"
 

@@ -14,9 +14,9 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from cards import signing_keys
 from cards.attestation import agent_attest, issuer
 from cards.reads import gate
-from registry import signing_keys
 from registry.errors import ProblemError
 
 JWT_CONTENT_TYPE = "application/jwt"

@@ -15,7 +15,6 @@ from types import SimpleNamespace
 from typing import Any
 from urllib.parse import urlencode, urlsplit
 
-from django.apps import apps
 from django.core.cache import cache
 from django.db.models import Prefetch, QuerySet
 from django.http import HttpRequest, HttpResponse
@@ -23,6 +22,8 @@ from django.shortcuts import render
 from django.urls import NoReverseMatch, reverse
 from django.views.decorators.http import require_safe
 
+from cards import hooks
+from cards.badges import embed_snippets
 from cards.models import Agent, Extension, FacetCount, Mode, Skill
 from cards.reads import documents, gate, paging
 from cards.reads import facets as reads_facets
@@ -329,36 +330,18 @@ def _schemas(agent: Agent) -> list[dict[str, Any]]:
             {"name": name, "field_name": field_name, "document": None, "roles": [], "skills": []},
         )
 
-    if apps.is_installed("schemas_app"):
-        from schemas_app.models import SchemaUse
-
-        uses = (
-            SchemaUse.objects.filter(agent=agent)
-            .select_related("document")
-            .only(
-                "agent_id",
-                "role",
-                "name",
-                "skill_id",
-                "field_name",
-                "document__sha256",
-                "document__title",
-                "document__draft",
-                "document__usable",
-            )
-            .order_by("name", "id")
-        )
-        for use in uses:
-            if use.name:
-                row = row_for(use.name, use.name)
+    for hook in hooks.agent_schema_rows:  # the schema index's rows (schemas_app), if installed
+        for use in hook(agent):
+            if use["name"]:
+                row = row_for(use["name"], use["name"])
             else:
-                row = row_for(f"{use.skill_id}\x00{use.field_name}", "", use.field_name)
-            if use.document is not None and row["document"] is None:
-                row["document"] = use.document
-            if use.role not in row["roles"]:
-                row["roles"].append(use.role)
-            if use.skill_id and use.skill_id not in row["skills"]:
-                row["skills"].append(use.skill_id)
+                row = row_for(f"{use['skill_id']}\x00{use['field_name']}", "", use["field_name"])
+            if use["document"] is not None and row["document"] is None:
+                row["document"] = use["document"]
+            if use["role"] not in row["roles"]:
+                row["roles"].append(use["role"])
+            if use["skill_id"] and use["skill_id"] not in row["skills"]:
+                row["skills"].append(use["skill_id"])
 
     named = (
         Mode.objects.filter(agent=agent, schema__isnull=False)
@@ -396,8 +379,6 @@ def agent_page(request: HttpRequest, pk: uuid.UUID) -> HttpResponse:
     if agent is None:
         response = render(request, "catalogue/not_found.html", {"pk": pk}, status=404)
         return _secure(response)
-
-    from cards.badges import embed_snippets  # built alongside; imported when a page is shown
 
     defaults = list(
         Mode.objects.filter(agent=agent, skill__isnull=True)

@@ -15,17 +15,16 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
-from cards import health, politeness, trust
+from cards import health, hooks, politeness, trust
 from cards.changes import summarise
 from cards.discovery import origin_of
-from cards.findings import counts
 from cards.indexing import apply_summary, index_card
 from cards.models import Agent, CrawlAttempt, Snapshot
 from cards.parsing import parse_card_bytes
 from cards.rendering.store import agent_changed, rendering_once
 from cards.services import CardReport, TransientCrawlError, card_check, fetch_card
+from registry.findings import counts
 from registry.http import FetchError, FetchResult
-from schemas_app.services import index_agent_schemas
 
 
 def _conditional_headers(agent: Agent) -> dict[str, str]:
@@ -225,7 +224,8 @@ def card_ingest(
         if report.card is not None and (changed or agent.content_sha256 != sha256):
             apply_summary(agent, report.card)
             index_card(agent, report.card)
-            index_agent_schemas(agent=agent, card=report.card, snapshot=snapshot)
+            for step in hooks.index_steps:  # schemas_app: the schema index and its history
+                step(agent=agent, card=report.card, snapshot=snapshot)
         agent.latest_snapshot = snapshot
         agent.content_sha256 = sha256
         agent.card_url = result.url[:2048]

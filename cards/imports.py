@@ -12,12 +12,11 @@ from datetime import datetime
 from typing import Any
 
 from django.conf import settings
-from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.db.models import Count, Max
 from django.utils import timezone
 
-from cards import crawling, services
+from cards import crawling, queue, services
 from cards.models import Agent, ImportItem, ImportJob
 from registry.errors import ProblemError
 from registry.http import FetchError, fetch
@@ -92,11 +91,8 @@ def import_create(
 
 
 def _enqueue(job_id: Any) -> None:
-    from cards.tasks import process_import
-
-    try:
-        process_import.delay(str(job_id))
-    except Exception:  # broker down: the job stays queued; `import_agents --resume` runs it
+    if not queue.send("cards.process_import", str(job_id), priority=queue.ASKED):
+        # Broker down: the job stays queued; `import_agents --resume` runs it.
         ImportJob.objects.filter(pk=job_id).update(error="the task queue was unreachable")
 
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from cards.mediatypes import MediaTypeError, parse_media_type
 from cards.models import Agent, Extension, Mode, Skill, SkillTag
+from registry.mediatypes import MediaTypeError, parse_media_type
 
 
 def clip(value: Any, limit: int) -> str:

@@ -11,19 +11,19 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from django.conf import settings
-from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, transaction
 from django.db.models import Q
 from django.utils import timezone
 
+from cards import hooks, queue
 from cards.discovery import InvalidURL, candidate_card_urls, is_origin, normalise_url
-from cards.findings import Finding, counts
 from cards.models import Agent
+from cards.moderation import agent_restore
 from cards.parsing import ParsedDocument, parse_card_bytes
 from cards.rules import RuleContext, validate_card
 from registry.errors import ProblemError
+from registry.findings import Finding, counts
 from registry.http import FetchError, FetchPolicy, FetchResult, check_url, fetch
-from schemas_app.checks import schema_findings
 
 logger = logging.getLogger(__name__)
 
@@ -106,7 +106,8 @@ def card_check(*, raw: bytes, lenient_content_type: bool = False) -> CardReport:
         parsed.card = None
     if parsed.data is not None and parsed.card is not None:
         findings.extend(validate_card(parsed.data, parsed.card, parsed.shape, rule_context()))
-        findings.extend(schema_findings(parsed.data, parsed.card))
+        for check in hooks.card_checks:  # schemas_app: embedded schemas and extension params
+            findings.extend(check(parsed.data, parsed.card))
     return CardReport(parsed=parsed, findings=findings)
 
 
@@ -185,8 +186,6 @@ def agent_submit(*, url: Any, user: Any, enqueue: bool = True) -> tuple[Agent, b
     if existing is not None:
         if existing.deleted_at is not None:
             # Deleted by its owner, submitted again: it comes back, owned by this submitter.
-            from cards.moderation import agent_restore
-
             agent_restore(agent=existing, actor=user)
         return existing, False
     discover = is_origin(normalised)
@@ -211,16 +210,13 @@ def agent_submit(*, url: Any, user: Any, enqueue: bool = True) -> tuple[Agent, b
     return agent, True
 
 
-def enqueue_crawl(agent_id: Any, *, countdown: float | None = None) -> bool:
-    """Queue a crawl; if the broker is down the agent stays due and a later sweep takes it."""
-    from cards.tasks import crawl_agent
+def enqueue_crawl(
+    agent_id: Any, *, countdown: float | None = None, priority: int = queue.ASKED
+) -> bool:
+    """Queue a crawl; if the broker is down the agent stays due and a later sweep takes it.
 
-    try:
-        crawl_agent.apply_async((str(agent_id),), countdown=countdown)
-    except Exception:  # kombu raises many types when the broker is unreachable
-        logger.warning("could not queue a crawl of agent %s; it stays due", agent_id, exc_info=True)
-        return False
-    return True
+    A crawl someone asked for (the default) runs ahead of the periodic sweep's crawls."""
+    return queue.send("cards.crawl_agent", str(agent_id), countdown=countdown, priority=priority)
 
 
 def card_check_url(url: Any) -> tuple[CardReport, FetchResult]:

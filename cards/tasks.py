@@ -13,7 +13,7 @@ from django.conf import settings
 from django.db import InterfaceError, OperationalError
 from django.utils import timezone
 
-from cards import crawling, imports, politeness, scheduling, services
+from cards import crawling, imports, politeness, queue, scheduling, services
 from cards.discovery import origin_of
 from cards.models import Agent
 
@@ -54,7 +54,16 @@ def crawl_agent(self: Task, agent_id: str) -> str:
     origin = origin_of(target[0] or target[1])
     wait = politeness.acquire(origin) if not self.request.is_eager else 0.0
     if wait > 0:
-        crawl_agent.apply_async((agent_id,), countdown=wait * random.uniform(1.0, 1.5))
+        # Wait for the origin's turn, keeping the priority it was queued with: a submitted
+        # crawl deferred by politeness still runs ahead of periodic ones.
+        priority = (
+            self.request.delivery_info.get("priority") if self.request.delivery_info else None
+        )
+        crawl_agent.apply_async(
+            (agent_id,),
+            countdown=wait * random.uniform(1.0, 1.5),
+            priority=queue.PERIODIC if priority is None else priority,
+        )
         return "deferred"
     try:
         return crawling.agent_crawl(agent_id=agent_id)
@@ -105,7 +114,7 @@ def sweep(*, limit: int | None = None, spread: float = 0.0) -> int:
     ids = scheduling.claim_due(limit=limit or settings.REGISTRY_SWEEP_BATCH)
     for agent_id in ids:
         countdown = random.uniform(0, spread) if spread else None
-        services.enqueue_crawl(agent_id, countdown=countdown)
+        services.enqueue_crawl(agent_id, countdown=countdown, priority=queue.PERIODIC)
     return len(ids)
 
 
@@ -134,7 +143,7 @@ def process_import(self: Task, job_id: str) -> str:
     """List an import's URLs (reading its source document if it has one) and fan out the items."""
     item_ids = imports.import_list(job_id=job_id)
     for item_id in item_ids:
-        import_item.delay(item_id)
+        import_item.apply_async((item_id,), priority=queue.ASKED)
     return f"{len(item_ids)} items"
 
 

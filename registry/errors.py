@@ -15,7 +15,7 @@ from django.http import Http404, HttpRequest, JsonResponse
 from rest_framework import exceptions
 from rest_framework.response import Response
 
-from cards.findings import json_pointer
+from registry.findings import json_pointer
 
 PROBLEM_CONTENT_TYPE = "application/problem+json"
 logger = logging.getLogger(__name__)

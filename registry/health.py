@@ -23,7 +23,7 @@ def _database_ok() -> str | None:
 def _broker_ok() -> str | None:
     if settings.CELERY_TASK_ALWAYS_EAGER:
         return None
-    from registry.celery import app
+    from registry.celery import app  # lazy: importing it configures Celery, needed here only
 
     try:
         with app.connection_for_write() as conn:

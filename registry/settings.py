@@ -171,7 +171,17 @@ CELERY_TASK_TIME_LIMIT = env_int("REGISTRY_TASK_TIME_LIMIT", 90, minimum=1)
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 # A submission must not hang when the broker is down: fail fast and let the sweep pick it up.
-CELERY_BROKER_TRANSPORT_OPTIONS = {"max_retries": 1, "interval_start": 0, "interval_step": 0.2}
+# Priorities on the Redis broker (kombu keeps one list per step and reads them in order): a crawl
+# someone asked for (submission, owner's re-crawl) runs ahead of the periodic sweep's.
+CELERY_BROKER_TRANSPORT_OPTIONS = {
+    "max_retries": 1,
+    "interval_start": 0,
+    "interval_step": 0.2,
+    "priority_steps": list(range(10)),
+    "sep": ":",
+    "queue_order_strategy": "priority",
+}
+CELERY_TASK_DEFAULT_PRIORITY = 5
 
 # --- Fetch policy (DESIGN section 6) --------------------------------------------------------
 REGISTRY_FETCH_ALLOW_HTTP = env_bool("REGISTRY_FETCH_ALLOW_HTTP", False)

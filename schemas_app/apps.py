@@ -7,3 +7,9 @@ class SchemasConfig(AppConfig):
     name = "schemas_app"
     verbose_name = "Embedded JSON Schemas"
     default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        # Models are loaded now; the hooks module imports them.
+        from schemas_app import hooks
+
+        hooks.register()

@@ -13,8 +13,8 @@ import logging
 from collections.abc import Iterable
 from typing import Any
 
-from cards.findings import Finding, Severity, extend_pointer
-from cards.mediatypes import MediaTypeError, parse_media_type
+from registry.findings import Finding, Severity, extend_pointer
+from registry.mediatypes import MediaTypeError, parse_media_type
 from schemas_app.analysis import SchemaAnalysis, analyse_schema, validator_for
 from schemas_app.conf import limit
 from schemas_app.extract import INPUT, CardSchemas, FieldRef, extract

@@ -16,8 +16,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from cards.findings import extend_pointer, json_pointer
-from cards.mediatypes import MediaTypeError, parse_media_type
+from registry.findings import extend_pointer, json_pointer
+from registry.mediatypes import MediaTypeError, parse_media_type
 
 INPUT, OUTPUT = "input", "output"
 

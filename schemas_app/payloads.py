@@ -14,9 +14,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from cards.findings import extend_pointer
-from cards.mediatypes import MediaTypeError, parse_media_type
 from cards.models import Agent, Extension
+from registry.findings import extend_pointer
+from registry.mediatypes import MediaTypeError, parse_media_type
 from schemas_app.analysis import validator_for
 from schemas_app.known_extensions import SCHEMAS_EXTENSION_URI
 from schemas_app.models import SchemaDocument, SchemaUse

@@ -24,7 +24,7 @@ from typing import Any
 import jsonschema_rs
 import jsonschema_specifications
 
-from cards.findings import json_pointer
+from registry.findings import json_pointer
 from schemas_app.conf import limit
 
 # Effective drafts, by the names the registry reports.

@@ -25,9 +25,9 @@ from django.test import Client
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
+from cards import signing_keys
 from cards.attestation import attestation_claims, sign
 from cards.models import Agent, RegistrySigningKey
-from registry import signing_keys
 from tests.factories import agent_from_card, minimal_card
 
 ISSUER = "http://testserver"

@@ -18,6 +18,7 @@ from rest_framework.renderers import JSONRenderer
 from rest_framework.request import Request
 from rest_framework.views import APIView
 
+from cards import hooks
 from cards.indexing import normalise_tag
 from cards.models import Agent, FacetCount, Mode, Skill, Snapshot
 from cards.reads import compiled, documents, facets, gate, paging
@@ -26,7 +27,6 @@ from cards.reads.params import LIMIT_DEFAULT, LIMIT_MAX, Query, invalid
 from cards.reads.search import AgentSearch, mode_query
 from cards.rendering.shapes import AgentDetailDocumentSerializer
 from registry.errors import ProblemError
-from schemas_app.selectors import changes_by_snapshot
 
 AGENTS = paging.Keyset(scope="agents", order=("-created_at", "-id"))
 SKILLS = paging.Keyset(scope="skills", order=("-id",))
@@ -282,7 +282,8 @@ class AgentHistoryView(APIView):
         page = list(rows[: limit + 1])
         more = len(page) > limit
         page = page[:limit]
-        verdicts = changes_by_snapshot([snapshot.pk for snapshot in page])
+        ids = [snapshot.pk for snapshot in page]
+        details = {name: get(ids) for name, get in hooks.snapshot_details.items()}
         results = [
             {
                 "sha256": snapshot.sha256,
@@ -292,7 +293,7 @@ class AgentHistoryView(APIView):
                 "shape": snapshot.shape,
                 "counts": _counts(snapshot.findings),
                 "changes": snapshot.changes,
-                "schema_changes": verdicts.get(snapshot.pk, []),
+                **{name: rows.get(snapshot.pk, []) for name, rows in details.items()},
                 "signature": {
                     "status": (snapshot.signature or {}).get("status"),
                     "thumbprints": (snapshot.signature or {}).get("thumbprints", []),

@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from cards.findings import Finding
 from cards.parsing.shape import Shape
+from registry.findings import Finding
 
 
 @dataclass

@@ -10,9 +10,9 @@ import binascii
 import re
 from typing import Any
 
-from cards.findings import Finding
 from cards.parsing.document import ParsedDocument, error
 from cards.parsing.json_decoding import decode_json
+from registry.findings import Finding
 
 _ENVELOPE_KEYS = frozenset({"payload", "protected", "signature"})
 # A JWS flattened JSON serialisation may also carry an unprotected "header".

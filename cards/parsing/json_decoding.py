@@ -13,8 +13,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from cards.findings import Finding, json_pointer
 from cards.parsing.document import error
+from registry.findings import Finding, json_pointer
 
 _BOM = b"\xef\xbb\xbf"
 # Strings (with escapes) or brackets; strings are matched whole so brackets inside them

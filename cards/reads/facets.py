@@ -12,9 +12,9 @@ from functools import lru_cache
 from typing import Any
 
 from cards.indexing import normalise_tag
-from cards.mediatypes import MediaTypeError, parse_media_type
 from cards.models import FacetCount
 from cards.reads.paging import Keyset
+from registry.mediatypes import MediaTypeError, parse_media_type
 
 KEYSET = {
     kind: Keyset(scope=f"facets:{kind}", order=("-agents", "key")) for kind in FacetCount.Kind

@@ -15,10 +15,10 @@ from django.db.models import Exists, OuterRef, Q, QuerySet
 from django.db.models.functions import Upper
 
 from cards.indexing import normalise_tag
-from cards.mediatypes import MediaTypeError, parse_media_type
 from cards.models import Agent, Extension, Mode, Skill, SkillTag
 from cards.reads.compiled import Sentinels
 from cards.reads.params import Query, invalid
+from registry.mediatypes import MediaTypeError, parse_media_type
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,6 @@ capabilities (with extensions) and signature entries."""
 
 from __future__ import annotations
 
-from cards.findings import extend_pointer, json_pointer
 from cards.rules.context import Run
 from cards.rules.fields import (
     CAPABILITY_FIELDS,
@@ -15,6 +14,7 @@ from cards.rules.fields import (
 )
 from cards.rules.objects import check_object, dicts
 from cards.rules.urls import check_url
+from registry.findings import extend_pointer, json_pointer
 
 
 def rule_endpoint(run: Run) -> None:

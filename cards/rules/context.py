@@ -6,8 +6,8 @@ import ipaddress
 from dataclasses import dataclass
 from typing import Any
 
-from cards.findings import Finding, Severity
 from cards.parsing import Shape
+from registry.findings import Finding, Severity
 
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
 

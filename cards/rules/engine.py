@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from cards.findings import Finding
 from cards.parsing import Shape
 from cards.rules.card import (
     rule_capabilities,
@@ -23,6 +22,7 @@ from cards.rules.security import rule_security
 from cards.rules.skills import rule_skills
 from cards.rules.style import rule_deprecated, rule_snake_case, rule_templates
 from cards.rules.versions import rule_versions
+from registry.findings import Finding
 
 # In this order, so findings come out in a stable, readable order.
 RULES: tuple[Callable[[Run], None], ...] = (

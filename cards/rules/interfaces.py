@@ -5,12 +5,12 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from cards.findings import extend_pointer
 from cards.rules.context import Report, Run
 from cards.rules.fields import INTERFACE_FIELDS, KNOWN_BINDINGS
 from cards.rules.objects import check_object, dicts
 from cards.rules.urls import check_url
 from cards.rules.versions import check_protocol_version
+from registry.findings import extend_pointer
 
 _BINDING_HINTS = {"REST": "HTTP+JSON", "HTTP": "HTTP+JSON", "JSON-RPC": "JSONRPC"}
 _URI = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:\S+$")

@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from cards.findings import extend_pointer
-from cards.mediatypes import MediaTypeError, is_legacy_mode_word, parse_media_type
 from cards.rules.context import Run
 from cards.rules.objects import dicts, items
+from registry.findings import extend_pointer
+from registry.mediatypes import MediaTypeError, is_legacy_mode_word, parse_media_type
 
 
 def _mode_lists(data: dict[str, Any]) -> Iterator[tuple[Any, str]]:

@@ -8,7 +8,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from cards.findings import extend_pointer
 from cards.rules.context import Report
 from cards.rules.fields import (
     BOOLEAN,
@@ -19,6 +18,7 @@ from cards.rules.fields import (
     STRING,
     STRINGS,
 )
+from registry.findings import extend_pointer
 
 
 def kind_of(value: Any) -> str:

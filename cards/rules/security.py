@@ -6,11 +6,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from cards.findings import extend_pointer
 from cards.rules.context import Report, RuleContext, Run
 from cards.rules.fields import SCHEME_FIELDS, STRINGS
 from cards.rules.objects import check_object, check_type, dicts, kind_of
 from cards.rules.urls import check_url
+from registry.findings import extend_pointer
 
 _SCHEME_TYPES = {
     "apiKey": ("in", "name"),

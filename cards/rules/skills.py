@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import re
 
-from cards.findings import extend_pointer
 from cards.rules.context import Run
 from cards.rules.fields import SKILL_FIELDS, SKILL_REQUIRED
 from cards.rules.objects import check_object, dicts
+from registry.findings import extend_pointer
 
 KEBAB_CASE = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
 

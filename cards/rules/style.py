@@ -9,7 +9,6 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from cards.findings import extend_pointer, json_pointer
 from cards.rules.context import Run
 from cards.rules.fields import (
     CAPABILITY_FIELDS,
@@ -23,6 +22,7 @@ from cards.rules.fields import (
 )
 from cards.rules.objects import dicts
 from cards.rules.security import SCHEME_WRAPPERS
+from registry.findings import extend_pointer, json_pointer
 
 _TEMPLATE = re.compile(r"\{\{.*?\}\}|\$\{[^}]*\}|\{%.*?%\}", re.DOTALL)
 

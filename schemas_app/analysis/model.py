@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from cards.findings import Severity
+from registry.findings import Severity
 from schemas_app.validation import DEFAULT_DRAFT, METASCHEMA_URI, compile_schema, validators
 
 HASH_JCS = "jcs"  # sha256 of the RFC 8785 form

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import unquote, urldefrag, urljoin
 
-from cards.findings import json_pointer
+from registry.findings import json_pointer
 from schemas_app.analysis.model import Problem
 from schemas_app.validation import DRAFT4, DRAFT6, DRAFT7, is_metaschema_uri
 

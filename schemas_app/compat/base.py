@@ -5,7 +5,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from typing import Any
 
-from cards.findings import extend_pointer
+from registry.findings import extend_pointer
 from schemas_app.compat.kinds import COMPATIBLE_STRICT
 from schemas_app.compat.nodes import (
     Difference,

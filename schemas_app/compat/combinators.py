@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from cards.findings import extend_pointer
+from registry.findings import extend_pointer
 from schemas_app.compat.base import _DiffBase
 from schemas_app.compat.kinds import _COMBINATORS, COMPATIBLE_STRICT
 from schemas_app.compat.nodes import Difference, _canon, _dedupe, _max_matching, _merge, _Side

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from cards.findings import extend_pointer
+from registry.findings import extend_pointer
 from schemas_app.compat.arrays import ArrayRules
 from schemas_app.compat.combinators import CombinatorRules
 from schemas_app.compat.kinds import POLICIES

@@ -7,7 +7,7 @@ from typing import Any
 
 import jsonschema_rs
 
-from cards.findings import extend_pointer
+from registry.findings import extend_pointer
 from schemas_app.compat.base import _DiffBase
 from schemas_app.compat.nodes import _accepts_all, _dependency_maps, _model, _Side
 from schemas_app.validation import pattern_options

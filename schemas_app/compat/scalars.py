@@ -5,7 +5,7 @@ from __future__ import annotations
 from fractions import Fraction
 from typing import Any
 
-from cards.findings import extend_pointer
+from registry.findings import extend_pointer
 from schemas_app.compat.base import _DiffBase
 from schemas_app.compat.kinds import _FORMAT_ASSERTED
 from schemas_app.compat.nodes import (

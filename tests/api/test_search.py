@@ -47,10 +47,10 @@ def agents() -> dict[str, Any]:
             name="Fight oracle",
             description="Predicts fights.",
             capabilities={"extensions": [{"uri": FIGHT_SCHEMA_EXT, "required": False}]},
-        schemas={
-            "fightComparison": {"type": "object", "required": ["a", "b"]},
-            "fightResponse": {"type": "object"},
-        },
+            schemas={
+                "fightComparison": {"type": "object", "required": ["a", "b"]},
+                "fightResponse": {"type": "object"},
+            },
             skills=[
                 {
                     "id": "fight-comparison",

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from cards.mediatypes import MediaType, MediaTypeError, is_legacy_mode_word, parse_media_type
+from registry.mediatypes import MediaType, MediaTypeError, is_legacy_mode_word, parse_media_type
 
 
 @pytest.mark.parametrize(

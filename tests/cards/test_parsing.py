@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from cards.findings import Finding, counts, extend_pointer, json_pointer
 from cards.parsing import ParsedDocument, detect_shape, normalise_card, parse_card_bytes, pipeline
+from registry.findings import Finding, counts, extend_pointer, json_pointer
 
 SHARED = Path(__file__).resolve().parents[3] / "shared"
 CORPUS = SHARED / "corpus"

@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 
 from cards import parsing, rules
-from cards.findings import Finding
 from cards.parsing import Shape, detect_shape, normalise_card, parse_card_bytes
 from cards.rules import MAX_FINDINGS, RuleContext, engine, validate_card
+from registry.findings import Finding
 
 SHARED = Path(__file__).resolve().parents[3] / "shared"
 CORPUS = SHARED / "corpus"

@@ -9,7 +9,7 @@ from typing import Any
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from cards import imports
+from cards import imports, queue
 from cards.models import ImportJob
 from registry.errors import ProblemError
 
@@ -46,9 +46,7 @@ class Command(BaseCommand):
                 imports.import_item_process(item_id=item_id)
                 self._draw(job)
         else:
-            from cards.tasks import process_import
-
-            process_import.delay(str(job.pk))
+            queue.send("cards.process_import", str(job.pk), priority=queue.ASKED)
             deadline = time.monotonic() + timeout
             while time.monotonic() < deadline:
                 job.refresh_from_db()

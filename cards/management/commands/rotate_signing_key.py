@@ -4,8 +4,8 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from cards import signing_keys
 from cards.models import RegistrySigningKey
-from registry import signing_keys
 
 
 class Command(BaseCommand):

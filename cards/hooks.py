@@ -1,0 +1,47 @@
+"""Where apps built on top of ``cards`` plug into its pipeline and pages.
+
+``cards`` knows agents and their cards; ``schemas_app`` (and later apps) know more about them.
+The dependency points one way, from those apps to ``cards`` (DESIGN.md, "Layers"): instead of
+``cards`` importing them, each registers its steps here when Django starts (``AppConfig.ready``).
+With an app left out of ``INSTALLED_APPS``, its steps are simply not there.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from registry.findings import Finding
+
+# (data as served, card in the v1.0 shape) -> more findings about the card; database-free.
+CardCheck = Callable[[Any, Any], Iterable[Finding]]
+# (agent, card, snapshot) -> None: more index rows, written in the ingest transaction.
+IndexStep = Callable[..., Any]
+# (snapshot ids) -> {snapshot id: [detail rows]}: what a history entry shows besides the card.
+SnapshotDetails = Callable[[list[Any]], dict[Any, list[dict[str, Any]]]]
+# (agent) -> [schema rows] for the catalogue page of an agent.
+AgentRows = Callable[[Any], list[dict[str, Any]]]
+
+card_checks: list[CardCheck] = []
+index_steps: list[IndexStep] = []
+snapshot_details: dict[str, SnapshotDetails] = {}
+agent_schema_rows: list[AgentRows] = []
+
+
+def register_card_check(check: CardCheck) -> None:
+    if check not in card_checks:
+        card_checks.append(check)
+
+
+def register_index_step(step: IndexStep) -> None:
+    if step not in index_steps:
+        index_steps.append(step)
+
+
+def register_snapshot_details(name: str, details: SnapshotDetails) -> None:
+    snapshot_details[name] = details
+
+
+def register_agent_schema_rows(rows: AgentRows) -> None:
+    if rows not in agent_schema_rows:
+        agent_schema_rows.append(rows)

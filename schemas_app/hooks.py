@@ -1,0 +1,52 @@
+"""What the schema app adds to ``cards``' pipeline and pages (registered in ``apps.ready``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from cards import hooks
+from schemas_app.checks import schema_findings
+from schemas_app.models import SchemaUse
+from schemas_app.selectors import changes_by_snapshot
+from schemas_app.services import index_agent_schemas
+
+
+def _index(*, agent: Any, card: dict[str, Any], snapshot: Any) -> None:
+    index_agent_schemas(agent=agent, card=card, snapshot=snapshot)
+
+
+def catalogue_rows(agent: Any) -> list[dict[str, Any]]:
+    """One row per schema use of the agent, with its document (for the catalogue page)."""
+    uses = (
+        SchemaUse.objects.filter(agent=agent)
+        .select_related("document")
+        .only(
+            "agent_id",
+            "role",
+            "name",
+            "skill_id",
+            "field_name",
+            "document__sha256",
+            "document__title",
+            "document__draft",
+            "document__usable",
+        )
+        .order_by("name", "id")
+    )
+    return [
+        {
+            "name": use.name,
+            "skill_id": use.skill_id,
+            "field_name": use.field_name,
+            "document": use.document,
+            "role": use.role,
+        }
+        for use in uses
+    ]
+
+
+def register() -> None:
+    hooks.register_card_check(schema_findings)
+    hooks.register_index_step(_index)
+    hooks.register_snapshot_details("schema_changes", changes_by_snapshot)
+    hooks.register_agent_schema_rows(catalogue_rows)
