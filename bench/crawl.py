@@ -540,7 +540,7 @@ def run_profile(args: argparse.Namespace) -> None:
     from django.core.management import call_command
     from django.db import connection
 
-    from cards import crawling, health, trust
+    from cards import crawling, health, pipeline, trust
 
     call_command("migrate", verbosity=0, interactive=False)
     server = CardServer(args.seed, args.profile, min(args.origins, args.profile))
@@ -550,7 +550,7 @@ def run_profile(args: argparse.Namespace) -> None:
         timer = PhaseTimer()
         for owner, attr, label in [
             (crawling, "fetch_card", "fetch (HTTP)"),
-            (crawling, "card_check", "parse + validate (card_check)"),
+            (pipeline, "check", "parse + validate (pipeline.check)"),
             (trust, "signature_check", "signature_check"),
             (crawling, "parse_card_bytes", "parse stored card (304)"),
             (crawling, "summarise", "changes summary"),

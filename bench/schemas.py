@@ -14,7 +14,7 @@
    schema, 25% are that payload minus a required key, 25% random objects from the vocabulary.
    One pass with the validator cache emptied first (cold), then ``--requests`` warm requests.
    Reports p50/p99/mean per request, candidates after the prefilter, and agents matched.
-3. Card check: ``cards.services.card_check`` (parse, card rules, schema checks: metaschema,
+3. Card check: ``cards.pipeline.check`` (parse, card rules, schema checks: metaschema,
    $refs, compile, examples) on a card with 20 embedded schemas, cold (analysis and validator
    caches emptied each time) and warm; and ``card_ingest`` of that card as a new agent.
 
@@ -310,7 +310,7 @@ def big_card(rng: random.Random, count: int = 20) -> dict[str, Any]:
 
 def bench_card(rng: random.Random, runs: int) -> None:
     from cards.models import Agent
-    from cards.services import card_check
+    from cards.pipeline import check as card_check
     from schemas_app.analysis import clear_caches
 
     card = big_card(rng)

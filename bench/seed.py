@@ -3,7 +3,7 @@
     .venv/bin/python bench/seed.py -n 100000 \
         --database-url postgres://postgres@127.0.0.1:5432/registry_bench_100k
 
-Each card (bench/synth.py) goes through the real ``cards.services.card_check`` (parse and
+Each card (bench/synth.py) goes through the real ``cards.pipeline.check`` (parse and
 validate) and ``cards.indexing.apply_summary``; the index rows are built with the indexer's own
 helpers (``_mode_rows``, ``normalise_tag``, ...) in the same order as ``index_card``, and written
 with ``bulk_create`` in batches, in parallel worker processes. After VACUUM ANALYZE, a random
@@ -62,7 +62,7 @@ def build_agent(index: int, seed: int, n_total: int, with_snapshot: bool) -> tup
         string_items,
     )
     from cards.models import Agent, Extension, Mode, Skill, SkillTag, Snapshot
-    from cards.services import card_check
+    from cards.pipeline import check as card_check
     from registry.findings import counts
 
     rng = random.Random(seed * 7919 + index)
@@ -360,7 +360,7 @@ def verify(seed: int, sample: list[int], with_snapshots: bool) -> tuple[int, set
     from django.db import transaction
 
     from cards.models import Agent, Snapshot
-    from cards.services import card_check
+    from cards.pipeline import check as card_check
     from registry.http.fetcher import FetchResult
 
     try:

@@ -15,14 +15,15 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
-from cards import health, hooks, politeness, trust
+from cards import health, hooks, pipeline, politeness, trust
 from cards.changes import summarise
 from cards.discovery import origin_of
 from cards.indexing import apply_summary, index_card
 from cards.models import Agent, CrawlAttempt, Snapshot
 from cards.parsing import parse_card_bytes
+from cards.pipeline import CardReport, fetch_card
 from cards.rendering.store import agent_changed, rendering_once
-from cards.services import CardReport, TransientCrawlError, card_check, fetch_card
+from cards.services import TransientCrawlError
 from registry.findings import counts
 from registry.http import FetchError, FetchResult
 
@@ -185,8 +186,13 @@ def card_ingest(
     its findings, and search keeps answering from the last card that parsed.
     """
     started = time.monotonic()
-    report = card_check(raw=result.body, lenient_content_type=result.lenient_content_type)
-    signature = trust.signature_check(report.parsed, card_url=result.url, agent_id=agent_id)
+    report = pipeline.run(
+        result.body,
+        card_url=result.url,
+        lenient_content_type=result.lenient_content_type,
+        pinned_jwks=trust.pinned_jwks(agent_id),
+    )
+    signature = report.signature
     sha256 = hashlib.sha256(result.body).hexdigest()
     now = timezone.now()
     with transaction.atomic(), rendering_once():

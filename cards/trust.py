@@ -11,7 +11,8 @@ from typing import Any
 
 from cards.models import Agent, AgentEvent, AgentKey, PinnedKey, Snapshot
 from cards.parsing import ParsedDocument
-from cards.signatures import JwksSource, SignatureReport, verify_document
+from cards.pipeline.verify import verify
+from cards.signatures import SignatureReport
 
 
 def pinned_jwks(agent_id: Any) -> dict[str, Any] | None:
@@ -26,17 +27,10 @@ def pinned_jwks(agent_id: Any) -> dict[str, Any] | None:
 def signature_check(
     parsed: ParsedDocument, *, card_url: str, agent_id: Any = None
 ) -> SignatureReport | None:
-    """Verify the signatures of a parsed document; None when there is no JSON to verify."""
-    if parsed.data is None:
-        return None
-    return verify_document(
-        data=parsed.data,
-        envelope=parsed.envelope,
-        card_url=card_url,
-        pinned_jwks=pinned_jwks(agent_id) if agent_id is not None else None,
-        jwks_source=JwksSource.from_settings(),
-        findings=parsed.findings,
-    )
+    """The pipeline's verify step with the keys curators pinned for the agent (a database
+    read, which is why this is here and not in the pipeline)."""
+    pinned = pinned_jwks(agent_id) if agent_id is not None else None
+    return verify(parsed, card_url=card_url, pinned_jwks=pinned)
 
 
 def _verified_keys(report: dict[str, Any]) -> dict[str, dict[str, Any]]:

@@ -1,7 +1,7 @@
 """Findings about the JSON Schemas a card embeds, the modes naming them, FieldDefinitions,
 skill examples and the params of known extensions.
 
-:func:`schema_findings` is called by ``cards.services.card_check`` next to the card rules, so
+:func:`schema_findings` is called by ``cards.pipeline.check`` next to the card rules, so
 ingestion and ``POST /api/v1/validate`` report the same findings. It reads nothing from the
 database and fetches nothing.
 """

@@ -18,7 +18,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from cards import moderation, services, trust
+from cards import moderation, pipeline, services
 from cards.api import reads
 from cards.models import Agent
 from cards.reads import documents, gate
@@ -147,7 +147,6 @@ class ValidateView(APIView):
             body = None
         if isinstance(body, dict) and set(body) == {"url"}:
             report, fetched = services.card_check_url(body["url"])
-            card_url = fetched.url
             source = {
                 "kind": "url",
                 "url": body["url"],
@@ -165,14 +164,5 @@ class ValidateView(APIView):
                     # Keys are bound to the origin the card is said to be served from.
                     card_url = services.submitted_url_check(body["card_url"])
                     source["card_url"] = card_url
-            report = services.card_check(raw=raw)
-        signature = trust.signature_check(report.parsed, card_url=card_url)
-        return Response(
-            {
-                "source": source,
-                "shape": report.parsed.shape,
-                "validation": report.validation(),
-                "signature": signature.as_dict() if signature else None,
-                "card": report.card,
-            }
-        )
+            report = pipeline.run(raw, card_url=card_url)
+        return Response(report.as_dict(source))

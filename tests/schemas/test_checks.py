@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from cards.services import card_check
+from cards.pipeline import check as card_check
 from schemas_app.analysis import analyse_schema
 from schemas_app.checks import schema_findings
 from schemas_app.known_extensions import TASK_PROGRESS_URI

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from rest_framework.test import APIClient
 
-from cards.services import card_check
+from cards.pipeline import check as card_check
 from schemas_app.analysis import analyse_schema, clear_caches
 from schemas_app.models import SchemaDocument, SchemaUse
 from schemas_app.validation import validators
