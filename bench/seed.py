@@ -50,18 +50,11 @@ NOW = datetime(2025, 11, 1, tzinfo=UTC)
 def build_agent(index: int, seed: int, n_total: int, with_snapshot: bool) -> tuple[Any, ...]:
     """(agent, snapshot|None, skills, tags, modes, extensions) for synthetic agent ``index``.
 
-    Mirrors cards.crawling.card_ingest + cards.indexing.index_card without touching the database.
+    Mirrors cards.crawling.card_ingest with the indexer's own ``index_rows``, without touching the
+    database.
     """
-    from cards.indexing import (
-        _mode_rows,
-        apply_summary,
-        as_dict,
-        as_list,
-        clip,
-        normalise_tag,
-        string_items,
-    )
-    from cards.models import Agent, Extension, Mode, Skill, SkillTag, Snapshot
+    from cards.indexing import apply_summary, index_rows
+    from cards.models import Agent, Snapshot
     from cards.pipeline import check as card_check
     from registry.findings import counts
 
@@ -128,58 +121,9 @@ def build_agent(index: int, seed: int, n_total: int, with_snapshot: bool) -> tup
         if signature is not None and hasattr(snapshot, "signature"):
             snapshot.signature = signature
 
-    # --- index_card, statement by statement ---
-    default_in = string_items(card.get("defaultInputModes"))
-    default_out = string_items(card.get("defaultOutputModes"))
-    modes = _mode_rows(agent, None, Mode.Direction.INPUT, default_in)
-    modes += _mode_rows(agent, None, Mode.Direction.OUTPUT, default_out)
-    skills: list[Any] = []
-    for position, raw_skill in enumerate(as_list(card.get("skills"))):
-        if not isinstance(raw_skill, dict):
-            continue
-        inputs = string_items(raw_skill.get("inputModes")) or default_in
-        outputs = string_items(raw_skill.get("outputModes")) or default_out
-        skills.append(
-            Skill(
-                agent=agent,
-                position=position,
-                skill_id=clip(raw_skill.get("id"), 512),
-                name=clip(raw_skill.get("name"), 512),
-                description=clip(raw_skill.get("description"), 20000),
-                tags=string_items(raw_skill.get("tags"))[:100],
-                examples=string_items(raw_skill.get("examples"))[:100],
-                input_modes=inputs,
-                output_modes=outputs,
-            )
-        )
-    tags: list[Any] = []
-    for skill in skills:
-        seen: set[str] = set()
-        for tag in skill.tags:
-            norm = normalise_tag(tag)
-            if norm and norm not in seen:
-                seen.add(norm)
-                tags.append(SkillTag(agent=agent, skill=skill, tag=norm))
-        modes += _mode_rows(agent, skill, Mode.Direction.INPUT, skill.input_modes)
-        modes += _mode_rows(agent, skill, Mode.Direction.OUTPUT, skill.output_modes)
-    extensions: list[Any] = []
-    capabilities = as_dict(card.get("capabilities"))
-    for position, raw_ext in enumerate(as_list(capabilities.get("extensions"))):
-        if not isinstance(raw_ext, dict) or not isinstance(raw_ext.get("uri"), str):
-            continue
-        if not raw_ext["uri"]:
-            continue
-        params = raw_ext.get("params")
-        extensions.append(
-            Extension(
-                agent=agent,
-                position=position,
-                uri=raw_ext["uri"][:2048],
-                description=clip(raw_ext.get("description"), 5000),
-                required=raw_ext.get("required") is True,
-                params=params if isinstance(params, dict) else None,
-            )
-        )
+    # The indexer's own row builder: the benchmark data is what a crawl would write.
+    rows = index_rows(agent, card)
+    skills, tags, modes, extensions = rows.skills, rows.tags, rows.modes, rows.extensions
     agent.process_ms = (time.monotonic() - started) * 1000
     return agent, snapshot, skills, tags, modes, extensions
 
@@ -359,7 +303,7 @@ def verify(seed: int, sample: list[int], with_snapshots: bool) -> tuple[int, set
     """
     from django.db import transaction
 
-    from cards.models import Agent, Snapshot
+    from cards.models import Agent, Extension, Mode, Skill, SkillTag, Snapshot
     from cards.pipeline import check as card_check
     from registry.http.fetcher import FetchResult
 
@@ -379,8 +323,12 @@ def verify(seed: int, sample: list[int], with_snapshots: bool) -> tuple[int, set
         seeded = _dump(agent_id)
         raw = synth.card_bytes(seed, index)
         with transaction.atomic():
+            # Back to a never-crawled agent: no snapshot, no index rows (the first crawl of an
+            # agent writes its index without deleting anything).
             Agent.objects.filter(pk=agent_id).update(latest_snapshot=None, content_sha256="")
             Snapshot.objects.filter(agent_id=agent_id).delete()
+            for model in (Mode, SkillTag, Skill, Extension):
+                model.objects.filter(agent_id=agent_id).delete()
             result = FetchResult(
                 url=origin + "/.well-known/agent-card.json",
                 status=200,
@@ -422,6 +370,12 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=1, help="random seed of the synthetic cards")
     parser.add_argument("--workers", type=int, default=max(1, min(4, multiprocessing.cpu_count())))
     parser.add_argument("--batch", type=int, default=500, help="agents per transaction")
+    parser.add_argument(
+        "--no-render",
+        dest="render",
+        action="store_false",
+        help="skip rendering the stored documents (manage.py render_documents does it later)",
+    )
     parser.add_argument(
         "--no-snapshots",
         action="store_true",
@@ -472,6 +426,14 @@ def main() -> None:
     t2 = time.monotonic()
     print(f"inserted in {t2 - t1:.1f}s: " + ", ".join(f"{v} {k}" for k, v in totals.items()))
 
+    if args.render:
+        # The read model: documents, tag and mode arrays, facet counts, as a crawl renders them.
+        from cards.rendering.store import facets_rebuild, render_all
+
+        rendered = render_all(batch=1000)
+        facets_rebuild()
+        print(f"rendered {rendered} agents' documents in {time.monotonic() - t2:.1f}s")
+        t2 = time.monotonic()
     with connection.cursor() as cur:
         # A loaded database is vacuumed in steady state (autovacuum); without the visibility
         # map, index-only scans would visit the heap and the numbers would be pessimistic.

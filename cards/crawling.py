@@ -229,7 +229,7 @@ def card_ingest(
         changed = agent.latest_snapshot_id != snapshot.pk
         if report.card is not None and (changed or agent.content_sha256 != sha256):
             apply_summary(agent, report.card)
-            index_card(agent, report.card)
+            index_card(agent, report.card, fresh=previous is None)
             for step in hooks.index_steps:  # schemas_app: the schema index and its history
                 step(agent=agent, card=report.card, snapshot=snapshot)
         agent.latest_snapshot = snapshot

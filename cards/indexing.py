@@ -7,6 +7,7 @@ skips what does not fit (the validation rules report it). Index rows are replace
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass, field
 from typing import Any
 
 from cards.models import Agent, Extension, Mode, Skill, SkillTag
@@ -108,26 +109,30 @@ def _mode_rows(
     return rows
 
 
-def index_card(agent: Agent, card: dict[str, Any]) -> None:
-    """Replace the agent's skill, tag, mode and extension rows with those of ``card``."""
-    Mode.objects.filter(agent=agent).delete()
-    SkillTag.objects.filter(agent=agent).delete()
-    Skill.objects.filter(agent=agent).delete()
-    Extension.objects.filter(agent=agent).delete()
+@dataclass
+class IndexRows:
+    """The rows search runs on for one card, built without touching the database."""
 
+    skills: list[Skill] = field(default_factory=list)
+    tags: list[SkillTag] = field(default_factory=list)
+    modes: list[Mode] = field(default_factory=list)
+    extensions: list[Extension] = field(default_factory=list)
+
+
+def index_rows(agent: Agent, card: dict[str, Any]) -> IndexRows:
+    """Skills, tags, modes (parsed media types) and extensions of ``card``, for ``agent``."""
+    out = IndexRows()
     default_in = string_items(card.get("defaultInputModes"))
     default_out = string_items(card.get("defaultOutputModes"))
-    modes = _mode_rows(agent, None, Mode.Direction.INPUT, default_in)
-    modes += _mode_rows(agent, None, Mode.Direction.OUTPUT, default_out)
-
-    skills: list[Skill] = []
+    out.modes = _mode_rows(agent, None, Mode.Direction.INPUT, default_in)
+    out.modes += _mode_rows(agent, None, Mode.Direction.OUTPUT, default_out)
     for position, raw in enumerate(as_list(card.get("skills"))):
         if not isinstance(raw, dict):
             continue
         # A skill without modes of its own takes the card's defaults (spec: AgentSkill).
         inputs = string_items(raw.get("inputModes")) or default_in
         outputs = string_items(raw.get("outputModes")) or default_out
-        skills.append(
+        out.skills.append(
             Skill(
                 agent=agent,
                 position=position,
@@ -140,28 +145,21 @@ def index_card(agent: Agent, card: dict[str, Any]) -> None:
                 output_modes=outputs,
             )
         )
-    Skill.objects.bulk_create(skills)
-
-    tags: list[SkillTag] = []
-    for skill in skills:
+    for skill in out.skills:
         seen: set[str] = set()
         for tag in skill.tags:
             norm = normalise_tag(tag)
             if norm and norm not in seen:
                 seen.add(norm)
-                tags.append(SkillTag(agent=agent, skill=skill, tag=norm))
-        modes += _mode_rows(agent, skill, Mode.Direction.INPUT, skill.input_modes)
-        modes += _mode_rows(agent, skill, Mode.Direction.OUTPUT, skill.output_modes)
-    SkillTag.objects.bulk_create(tags)
-    Mode.objects.bulk_create(modes)
-
-    extensions: list[Extension] = []
+                out.tags.append(SkillTag(agent=agent, skill=skill, tag=norm))
+        out.modes += _mode_rows(agent, skill, Mode.Direction.INPUT, skill.input_modes)
+        out.modes += _mode_rows(agent, skill, Mode.Direction.OUTPUT, skill.output_modes)
     capabilities = as_dict(card.get("capabilities"))
     for position, raw in enumerate(as_list(capabilities.get("extensions"))):
         if not isinstance(raw, dict) or not isinstance(raw.get("uri"), str) or not raw["uri"]:
             continue
         params = raw.get("params")
-        extensions.append(
+        out.extensions.append(
             Extension(
                 agent=agent,
                 position=position,
@@ -171,4 +169,25 @@ def index_card(agent: Agent, card: dict[str, Any]) -> None:
                 params=params if isinstance(params, dict) else None,
             )
         )
-    Extension.objects.bulk_create(extensions)
+    return out
+
+
+def index_write(rows: IndexRows) -> None:
+    """Insert built rows (skills first: tags and modes point at them)."""
+    Skill.objects.bulk_create(rows.skills)
+    SkillTag.objects.bulk_create(rows.tags)
+    Mode.objects.bulk_create(rows.modes)
+    Extension.objects.bulk_create(rows.extensions)
+
+
+def index_card(agent: Agent, card: dict[str, Any], *, fresh: bool = False) -> None:
+    """Replace the agent's skill, tag, mode and extension rows with those of ``card``.
+
+    ``fresh``: the agent was never indexed, so there is nothing to delete (four DELETEs saved
+    on every first crawl)."""
+    if not fresh:
+        Mode.objects.filter(agent=agent).delete()
+        SkillTag.objects.filter(agent=agent).delete()
+        Skill.objects.filter(agent=agent).delete()
+        Extension.objects.filter(agent=agent).delete()
+    index_write(index_rows(agent, card))

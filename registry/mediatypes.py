@@ -8,6 +8,7 @@ Modes are compared and indexed by their canonical form, so `application/json; sc
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 # RFC 9110 section 5.6.2: tchar.
 TOKEN_CHARS = frozenset(
@@ -170,9 +171,32 @@ def _parse_params(reader: _Reader) -> tuple[tuple[str, str], ...]:
 
 
 def parse_media_type(text: str) -> MediaType:
-    """Parse one media type; raise MediaTypeError for anything else, including bare words."""
+    """Parse one media type; raise MediaTypeError for anything else, including bare words.
+
+    Cards repeat a handful of media types (each skill's modes, the defaults, every crawl), so
+    results are memoised: a MediaType is immutable and errors are raised again from the memo."""
     if not isinstance(text, str):
         raise MediaTypeError(f"a media type must be a string, not {type(text).__name__}")
+    outcome = _parsed(text) if len(text) <= _MEMO_MAX_LENGTH else _parse_outcome(text)
+    if isinstance(outcome, MediaTypeError):
+        raise MediaTypeError(str(outcome))
+    return outcome
+
+
+_MEMO_MAX_LENGTH = 512
+
+
+def _parse_outcome(text: str) -> MediaType | MediaTypeError:
+    try:
+        return _parse_media_type(text)
+    except MediaTypeError as exc:
+        return exc
+
+
+_parsed = lru_cache(maxsize=8192)(_parse_outcome)
+
+
+def _parse_media_type(text: str) -> MediaType:
     reader = _Reader(text.strip(_OWS))
     if reader.at_end():
         raise MediaTypeError("empty media type")

@@ -19,7 +19,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from cards import moderation, pipeline, services
-from cards.api import reads
+from cards.api import common, reads
 from cards.models import Agent
 from cards.reads import documents, gate
 from cards.reads.gate import Viewer
@@ -50,7 +50,7 @@ class AgentListCreateView(APIView):
     @extend_schema(
         operation_id="agents_search",
         parameters=reads.SEARCH_PARAMETERS,
-        responses={200: reads.page_of("AgentPage", AgentSummarySerializer)},
+        responses={200: common.page_of("AgentPage", AgentSummarySerializer)},
     )
     def get(self, request: Request) -> HttpResponse:
         return reads.agent_list(request)
@@ -72,7 +72,7 @@ class AgentListCreateView(APIView):
         agent, created = services.agent_submit(url=body["url"], user=request.user)
         # The same document as GET /agents/{id}, as the submitter sees it.
         text = documents.detail(Viewer.of(request.user), agent.pk, base=documents.base_of(request))
-        return reads.json_response(text, status=202 if created else 200)
+        return common.json_response(text, status=202 if created else 200)
 
     def get_throttles(self):  # type: ignore[no-untyped-def]
         if self.request.method == "POST":

@@ -1,0 +1,21 @@
+"""The public catalogue: server-rendered search and agent pages (plain templates, no JavaScript).
+
+Everything starts from :func:`cards.reads.gate.agents`, so agents that are pending,
+hidden, rejected or deleted never reach the public. Card text is untrusted: the templates rely on
+autoescaping and never mark it safe, links from cards are only rendered for http(s) URLs, and
+every page is sent with a Content-Security-Policy that allows no script at all.
+"""
+
+from cards.catalogue.common import FACET_CACHE_KEY, PAGE_SIZE, safe_link
+from cards.catalogue.search import facets, parse_search
+from cards.catalogue.views import agent_page, home
+
+__all__ = [
+    "FACET_CACHE_KEY",
+    "PAGE_SIZE",
+    "agent_page",
+    "facets",
+    "home",
+    "parse_search",
+    "safe_link",
+]

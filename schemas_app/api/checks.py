@@ -1,0 +1,114 @@
+"""Checks against declared schemas: match a payload, check a message, validate a payload."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.urls import reverse
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from registry.errors import ProblemError
+from schemas_app.api.common import (
+    _abs,
+    _agent_ref,
+    _agent_with_card,
+    _body,
+    _document_link,
+    _int_param,
+    _invalid,
+    _visible,
+)
+from schemas_app.api.schemas import SchemaDetailView
+from schemas_app.matching import match_payload
+from schemas_app.payloads import DeclaredSchemas, check_message, check_payload
+
+
+class SchemaMatchView(APIView):
+    """``{"payload": ..., "limit": n}``: the agents and skills whose input schemas accept it."""
+
+    permission_classes: list[Any] = []
+
+    @extend_schema(request=OpenApiTypes.OBJECT, responses={200: OpenApiTypes.OBJECT})
+    def post(self, request: Request) -> Response:
+        body = _body(request)
+        if "payload" not in body:
+            raise _invalid("The body needs a payload (any JSON value).", "/payload")
+        size = _int_param(body.get("limit"), "limit", "/limit", default=20, query=False)
+        result = match_payload(body["payload"], limit=size, agents=_visible(request))
+        for agent in result.agents:
+            agent["link"] = _abs(request, reverse("agent-detail", args=[agent["id"]]))
+            for match in agent["matches"]:
+                match["link"] = _document_link(request, match["sha256"])
+        return Response(
+            {
+                "results": result.agents,
+                "next": None,
+                "truncated": result.truncated,
+                "candidates": result.candidates,
+                "accepting_schemas": result.accepted,
+            }
+        )
+
+    @extend_schema(exclude=True)
+    def get(self, request: Request) -> Response:
+        # A schema literally named "match" is still reachable by GET.
+        return SchemaDetailView().get(request, "match")
+
+
+# --- /agents/{id}/... ------------------------------------------------------------------------
+
+
+class CheckMessageView(APIView):
+    """Seed 000 sections 2-3: what the agent must do with this A2A Message."""
+
+    permission_classes: list[Any] = []
+
+    @extend_schema(request=OpenApiTypes.OBJECT, responses={200: OpenApiTypes.OBJECT})
+    def post(self, request: Request, pk: Any) -> Response:
+        body = _body(request)
+        message = body
+        if "parts" not in body and isinstance(body.get("message"), dict):
+            message = body["message"]  # the JSON-RPC params shape {"message": {...}}
+        if not isinstance(message.get("parts"), list):
+            pointer = "/parts" if message is body else "/message/parts"
+            raise _invalid("An A2A Message needs a parts array.", pointer)
+        agent = _agent_with_card(request, pk)
+        result = check_message(message, DeclaredSchemas.of(agent))
+        data = result.as_dict()
+        if data["schema"] is not None:
+            data["schema"]["link"] = _document_link(request, data["schema"]["sha256"])
+        data["agent"] = _agent_ref(request, agent)
+        return Response(data)
+
+
+class ValidatePayloadView(APIView):
+    """Seed 003: ``{"schema": name, "payload": ...}`` against one of the agent's schemas."""
+
+    permission_classes: list[Any] = []
+
+    @extend_schema(request=OpenApiTypes.OBJECT, responses={200: OpenApiTypes.OBJECT})
+    def post(self, request: Request, pk: Any) -> Response:
+        body = _body(request)
+        errors = []
+        if not isinstance(body.get("schema"), str) or not body["schema"]:
+            errors.append({"pointer": "/schema", "message": "a schema name (string) is required"})
+        if "payload" not in body:
+            errors.append({"pointer": "/payload", "message": "required (any JSON value)"})
+        if errors:
+            raise ProblemError(
+                status=400,
+                slug="invalid-request",
+                title="Invalid request",
+                detail="The body needs a schema name and a payload.",
+                errors=errors,
+            )
+        agent = _agent_with_card(request, pk)
+        data = check_payload(body["schema"], body["payload"], DeclaredSchemas.of(agent))
+        if data.get("schema"):
+            data["schema"]["link"] = _document_link(request, data["schema"]["sha256"])
+        data["agent"] = _agent_ref(request, agent)
+        return Response(data)
