@@ -541,6 +541,8 @@ def run_profile(args: argparse.Namespace) -> None:
     from django.db import connection
 
     from cards import crawling, health, pipeline, trust
+    from cards.rendering import store
+    from schemas_app import services as schemas_services
 
     call_command("migrate", verbosity=0, interactive=False)
     server = CardServer(args.seed, args.profile, min(args.origins, args.profile))
@@ -551,18 +553,19 @@ def run_profile(args: argparse.Namespace) -> None:
         for owner, attr, label in [
             (crawling, "fetch_card", "fetch (HTTP)"),
             (pipeline, "check", "parse + validate (pipeline.check)"),
-            (trust, "signature_check", "signature_check"),
+            (pipeline, "verify", "verify signatures"),
             (crawling, "parse_card_bytes", "parse stored card (304)"),
             (crawling, "summarise", "changes summary"),
             (crawling, "apply_summary", "apply_summary"),
             (crawling, "index_card", "index_card"),
-            (crawling, "index_agent_schemas", "index_agent_schemas"),
+            (schemas_services, "index_agent_schemas", "index_agent_schemas"),
+            (store, "agent_render", "render documents (cards.rendering)"),
             (health, "after_success", "health.after_success"),
             (trust, "record_signature", "trust.record_signature"),
             (crawling, "_attempt", "CrawlAttempt insert"),
             (crawling.Snapshot.objects, "get_or_create", "Snapshot get_or_create"),
             (crawling.Agent, "save", "Agent.save"),
-            (trust, "pinned_jwks", "  pinned_jwks (in signature_check)"),
+            (trust, "pinned_jwks", "pinned_jwks"),
         ]:
             timer.wrap(owner, attr, label)
         connection.close()

@@ -22,6 +22,7 @@ from cards.indexing import apply_summary, index_card
 from cards.models import Agent, CrawlAttempt, Snapshot
 from cards.parsing import parse_card_bytes
 from cards.pipeline import CardReport, fetch_card
+from cards.rendering import store
 from cards.rendering.store import agent_changed, rendering_once
 from cards.services import TransientCrawlError
 from registry.findings import counts
@@ -142,12 +143,21 @@ def _record_not_modified(
         agent.last_crawled_at = now
         agent.last_success_at = now
         agent.fetch_ms = fetch_ms
+        agent.updated_at = now
         health.after_success(agent, now, max_age=health.max_age_of(result.headers))
-        trust.record_signature(agent, signature, snapshot=snapshot, now=now)
-        agent.save()
         _attempt(
             agent, started_at=started_at, outcome="not-modified", success=True, http_status=304
         )
+        documents = None if signature is not None else store.crawl_state_documents(agent)
+        if documents is not None:
+            # The common 304: the card, its index and its signature are as they were, so the
+            # crawl state and the two documents go in one UPDATE (no re-rendering).
+            state = {name: getattr(agent, name) for name in store.CRAWL_STATE}
+            Agent.objects.filter(pk=agent.pk).update(**state, **documents)
+            store.forget(agent.pk)
+        else:
+            trust.record_signature(agent, signature, snapshot=snapshot, now=now)
+            agent.save()
     return "not-modified"
 
 
@@ -229,7 +239,8 @@ def card_ingest(
         changed = agent.latest_snapshot_id != snapshot.pk
         if report.card is not None and (changed or agent.content_sha256 != sha256):
             apply_summary(agent, report.card)
-            index_card(agent, report.card, fresh=previous is None)
+            # The rows just written are what the documents are rendered from: no re-reading.
+            store.preload(agent.pk, index_card(agent, report.card, fresh=previous is None))
             for step in hooks.index_steps:  # schemas_app: the schema index and its history
                 step(agent=agent, card=report.card, snapshot=snapshot)
         agent.latest_snapshot = snapshot

@@ -180,7 +180,7 @@ def index_write(rows: IndexRows) -> None:
     Extension.objects.bulk_create(rows.extensions)
 
 
-def index_card(agent: Agent, card: dict[str, Any], *, fresh: bool = False) -> None:
+def index_card(agent: Agent, card: dict[str, Any], *, fresh: bool = False) -> IndexRows:
     """Replace the agent's skill, tag, mode and extension rows with those of ``card``.
 
     ``fresh``: the agent was never indexed, so there is nothing to delete (four DELETEs saved
@@ -190,4 +190,6 @@ def index_card(agent: Agent, card: dict[str, Any], *, fresh: bool = False) -> No
         SkillTag.objects.filter(agent=agent).delete()
         Skill.objects.filter(agent=agent).delete()
         Extension.objects.filter(agent=agent).delete()
-    index_write(index_rows(agent, card))
+    rows = index_rows(agent, card)
+    index_write(rows)
+    return rows

@@ -19,6 +19,7 @@ from django.db import connection, transaction
 from django.db.models import Count, Prefetch, Q
 from django.utils import timezone
 
+from cards.indexing import IndexRows
 from cards.models import Agent, CrawlAttempt, Extension, FacetCount, Mode, Skill, SkillTag
 from cards.rendering import documents as rendered
 
@@ -30,6 +31,7 @@ FacetKey = tuple[str, str, str]  # kind, direction, key
 
 
 _collecting = threading.local()
+_preloaded = threading.local()
 
 
 def agent_changed(agent_id: Any) -> None:
@@ -43,6 +45,13 @@ def agent_changed(agent_id: Any) -> None:
     agent_render(agent_id)
 
 
+def forget(agent_id: Any) -> None:
+    """Drop a render collected by :func:`rendering_once` (the caller stored the documents)."""
+    pending: set[Any] | None = getattr(_collecting, "ids", None)
+    if pending is not None:
+        pending.discard(agent_id)
+
+
 @contextmanager
 def rendering_once() -> Iterator[None]:
     """Collect the renders a block asks for and do each once when it ends (a crawl saves the
@@ -54,10 +63,12 @@ def rendering_once() -> Iterator[None]:
     try:
         yield
         pending = _collecting.ids
+        _collecting.ids = None
+        for agent_id in sorted(pending, key=str):
+            agent_render(agent_id)
     finally:
         _collecting.ids = None
-    for agent_id in sorted(pending, key=str):
-        agent_render(agent_id)
+        _preloaded.rows = {}
 
 
 def _agents_for_render() -> Any:
@@ -73,10 +84,30 @@ def _agents_for_render() -> Any:
     )
 
 
+def preload(agent_id: Any, rows: IndexRows) -> None:
+    """Index rows the caller has just written for ``agent_id``: its next rendering uses them
+    instead of reading them back (a crawl that changed the card)."""
+    _preloaded.rows = {**getattr(_preloaded, "rows", {}), agent_id: rows}
+
+
 def agent_render(agent_id: Any) -> None:
     """Render and store one agent's documents, tag array and facet contribution."""
+    rows: IndexRows | None = getattr(_preloaded, "rows", {}).pop(agent_id, None)
     with transaction.atomic():
-        agents = list(_agents_for_render().select_for_update(of=("self",)).filter(pk=agent_id))
+        locked = Agent.objects.select_for_update(of=("self",)).filter(pk=agent_id)
+        if rows is None:
+            agents = list(_agents_for_render() & locked)
+        else:
+            agents = list(locked.prefetch_related("keys"))
+            for agent in agents:
+                agent._prefetched_objects_cache.update(
+                    {
+                        "skills": rows.skills,
+                        "extensions": rows.extensions,
+                        "tag_rows": rows.tags,
+                        "mode_rows": rows.modes,
+                    }
+                )
         _store_many(agents)
 
 
@@ -157,9 +188,12 @@ def _store_many(agents: list[Agent]) -> None:
     changed = sorted((key, (a, e)) for key, (a, e) in deltas.items() if (a, e) != (0, 0))
     if changed:
         _upsert_counts(changed)
-    Agent.objects.bulk_update(
-        agents, ["summary_doc", "detail_doc", "doc_format", "tags", "mode_keys", "facet_keys"]
-    )
+    columns = ["summary_doc", "detail_doc", "doc_format", "tags", "mode_keys", "facet_keys"]
+    if len(agents) == 1:  # a crawl: one plain UPDATE (bulk_update builds a CASE per column)
+        one = agents[0]
+        Agent.objects.filter(pk=one.pk).update(**{name: getattr(one, name) for name in columns})
+    else:
+        Agent.objects.bulk_update(agents, columns)
 
 
 def mode_keys(modes: Iterable[Mode]) -> list[str]:
@@ -233,3 +267,64 @@ def facets_rebuild() -> None:
             FacetCount(kind=k, direction=d, key=key, agents=a, extra=e)
             for (k, d, key), (a, e) in totals.items()
         )
+
+
+# Fields of the agent row a crawl outcome changes without touching the card or its index.
+CRAWL_STATE = (
+    "status",
+    "last_error",
+    "last_error_code",
+    "last_http_status",
+    "last_crawled_at",
+    "last_success_at",
+    "fetch_ms",
+    "health",
+    "consecutive_failures",
+    "gone_since",
+    "lease_until",
+    "next_crawl_at",
+    "updated_at",
+)
+
+
+def crawl_state_documents(agent: Agent) -> dict[str, Any] | None:
+    """The stored documents of ``agent`` with only its crawl state brought up to date (a 304:
+    same card, same index), as column values to UPDATE together with that state. None when a
+    full rendering is needed instead: documents of an older format, or a move into or out of
+    ``gone``, which changes what the facet counts include."""
+    if agent.doc_format != DOC_FORMAT or not agent.summary_doc or not agent.detail_doc:
+        return None
+    summary = json.loads(agent.summary_doc)
+    detail = json.loads(agent.detail_doc)
+    gone = Agent.Health.GONE
+    if (summary.get("health") == gone) != (agent.health == gone):
+        return None
+    when = rendered.when
+    summary.update(
+        status=agent.status,
+        health=agent.health,
+        signature_status=agent.signature_status,
+        last_crawled_at=when(agent.last_crawled_at),
+    )
+    week, month = uptimes([agent.pk]).get(agent.pk, (None, None))
+    detail.update(status=agent.status, updated_at=when(agent.updated_at))
+    detail["health"] = {
+        "state": agent.health,
+        "consecutive_failures": agent.consecutive_failures,
+        "gone_since": when(agent.gone_since),
+        "last_success_at": when(agent.last_success_at),
+        "uptime_7d": week,
+        "uptime_30d": month,
+    }
+    detail["crawl"] = {
+        "status": agent.status,
+        "last_error": agent.last_error,
+        "last_error_code": agent.last_error_code,
+        "last_crawled_at": when(agent.last_crawled_at),
+        "last_success_at": when(agent.last_success_at),
+        "last_http_status": agent.last_http_status,
+        "fetch_ms": agent.fetch_ms,
+        "process_ms": agent.process_ms,
+        "next_crawl_at": when(agent.next_crawl_at),
+    }
+    return {"summary_doc": json_text(summary), "detail_doc": json_text(detail)}
