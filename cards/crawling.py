@@ -71,7 +71,12 @@ def agent_crawl(*, agent_id: Any) -> str:
     Returns the outcome (``stored``, ``unchanged``, ``not-modified``, ``error``, ``missing``).
     Raises :class:`TransientCrawlError` after recording a failure that is worth retrying.
     """
-    agent = Agent.objects.filter(pk=agent_id).first()
+    # What the fetch needs; the stored documents and findings stay in the database.
+    agent = (
+        Agent.objects.filter(pk=agent_id)
+        .only("id", "url", "discover", "card_url", "etag", "last_modified", "latest_snapshot")
+        .first()
+    )
     if agent is None:
         return "missing"
     started_at = timezone.now()
@@ -215,32 +220,34 @@ def card_ingest(
         if agent is None:
             return "missing"
         previous = agent.latest_snapshot
-        snapshot, created = Snapshot.objects.get_or_create(
+        # The agent row is locked: no other crawl of it can insert this snapshot meanwhile, so
+        # a plain look-up then insert (no savepoint) is enough.
+        snapshot = Snapshot.objects.filter(agent=agent, sha256=sha256).first()
+        created = snapshot is None
+        snapshot = snapshot or Snapshot.objects.create(
             agent=agent,
             sha256=sha256,
-            defaults={
-                "raw": result.body,
-                "content_type": result.headers.get("content-type", "")[:255],
-                "card_url": result.url[:2048],
-                "data": report.parsed.data,
-                "card": report.card,
-                "shape": report.parsed.shape,
-                "findings": [f.as_dict() for f in report.findings],
-                "signature": signature.as_dict() if signature else {},
-                "changes": summarise(
-                    previous.card if previous else None,
-                    report.card,
-                    old_signature=previous.signature if previous else None,
-                    new_signature=signature.as_dict() if signature else None,
-                ),
-                "fetched_at": now,
-            },
+            raw=result.body,
+            content_type=result.headers.get("content-type", "")[:255],
+            card_url=result.url[:2048],
+            data=report.parsed.data,
+            card=report.card,
+            shape=report.parsed.shape,
+            findings=[f.as_dict() for f in report.findings],
+            signature=signature.as_dict() if signature else {},
+            changes=summarise(
+                previous.card if previous else None,
+                report.card,
+                old_signature=previous.signature if previous else None,
+                new_signature=signature.as_dict() if signature else None,
+            ),
+            fetched_at=now,
         )
         changed = agent.latest_snapshot_id != snapshot.pk
         if report.card is not None and (changed or agent.content_sha256 != sha256):
             apply_summary(agent, report.card)
             # The rows just written are what the documents are rendered from: no re-reading.
-            store.preload(agent.pk, index_card(agent, report.card, fresh=previous is None))
+            store.preload(agent, index_card(agent, report.card, fresh=previous is None))
             for step in hooks.index_steps:  # schemas_app: the schema index and its history
                 step(agent=agent, card=report.card, snapshot=snapshot)
         agent.latest_snapshot = snapshot

@@ -84,30 +84,34 @@ def _agents_for_render() -> Any:
     )
 
 
-def preload(agent_id: Any, rows: IndexRows) -> None:
-    """Index rows the caller has just written for ``agent_id``: its next rendering uses them
-    instead of reading them back (a crawl that changed the card)."""
-    _preloaded.rows = {**getattr(_preloaded, "rows", {}), agent_id: rows}
+def preload(agent: Agent, rows: IndexRows) -> None:
+    """An agent the caller holds locked and the index rows it has just written: its next
+    rendering uses them instead of reading them back (a crawl that changed the card)."""
+    _preloaded.rows = {**getattr(_preloaded, "rows", {}), agent.pk: (agent, rows)}
 
 
 def agent_render(agent_id: Any) -> None:
     """Render and store one agent's documents, tag array and facet contribution."""
-    rows: IndexRows | None = getattr(_preloaded, "rows", {}).pop(agent_id, None)
-    with transaction.atomic():
-        locked = Agent.objects.select_for_update(of=("self",)).filter(pk=agent_id)
-        if rows is None:
+    known: tuple[Agent, IndexRows] | None = getattr(_preloaded, "rows", {}).pop(agent_id, None)
+    # No savepoint: inside a crawl the whole transaction is the unit; alone, this opens one.
+    with transaction.atomic(savepoint=False):
+        if known is None:
+            locked = Agent.objects.select_for_update(of=("self",)).filter(pk=agent_id)
             agents = list(_agents_for_render() & locked)
         else:
-            agents = list(locked.prefetch_related("keys"))
-            for agent in agents:
-                agent._prefetched_objects_cache.update(
-                    {
-                        "skills": rows.skills,
-                        "extensions": rows.extensions,
-                        "tag_rows": rows.tags,
-                        "mode_rows": rows.modes,
-                    }
-                )
+            agent, rows = known
+            cache = getattr(agent, "_prefetched_objects_cache", {})
+            cache.update(
+                {
+                    "skills": rows.skills,
+                    "extensions": rows.extensions,
+                    "tag_rows": rows.tags,
+                    "mode_rows": rows.modes,
+                    "keys": list(agent.keys.all()),
+                }
+            )
+            agent._prefetched_objects_cache = cache  # type: ignore[attr-defined]
+            agents = [agent]
         _store_many(agents)
 
 
@@ -241,16 +245,21 @@ def facet_contribution(agent: Agent) -> dict[FacetKey, tuple[int, int]]:
 
 
 def _upsert_counts(rows: Iterable[tuple[FacetKey, tuple[int, int]]]) -> None:
-    """Add to the counts, creating rows as needed; keys in sorted order so that concurrent
-    renders lock facet rows in the same order and cannot deadlock."""
+    """Add to the counts, creating rows as needed, in one statement per 500 keys; keys in
+    sorted order so that concurrent renders lock facet rows in the same order (no deadlock)."""
     table = FacetCount._meta.db_table
-    sql = (
-        f"INSERT INTO {table} (kind, direction, key, agents, extra) VALUES (%s, %s, %s, %s, %s) "
-        f"ON CONFLICT (kind, direction, key) DO UPDATE SET "
-        f"agents = {table}.agents + excluded.agents, extra = {table}.extra + excluded.extra"
-    )
+    items = [(*key, *value) for key, value in rows]
     with connection.cursor() as cursor:
-        cursor.executemany(sql, [(*key, *value) for key, value in rows])
+        for start in range(0, len(items), 500):
+            chunk = items[start : start + 500]
+            values = ", ".join(["(%s, %s, %s, %s, %s)"] * len(chunk))
+            cursor.execute(
+                f"INSERT INTO {table} (kind, direction, key, agents, extra) VALUES {values} "
+                f"ON CONFLICT (kind, direction, key) DO UPDATE SET "
+                f"agents = {table}.agents + excluded.agents, "
+                f"extra = {table}.extra + excluded.extra",
+                [field for item in chunk for field in item],
+            )
 
 
 def facets_rebuild() -> None:
