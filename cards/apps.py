@@ -22,5 +22,9 @@ class CardsConfig(AppConfig):
     def ready(self) -> None:
         from cards.models import Agent  # models are importable only once apps are ready
 
-        # Every saved agent gets its public documents re-rendered when the transaction commits.
+        # Every saved agent gets its public documents re-rendered in the same transaction.
         post_save.connect(_agent_saved, sender=Agent, dispatch_uid="cards-render-documents")
+        # Services queue tasks by name (cards.queue): register them in every process, web ones
+        # included. Here and not at the top: task modules import models, ready only now.
+        from cards import tasks  # noqa: F401
+
