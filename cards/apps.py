@@ -27,4 +27,3 @@ class CardsConfig(AppConfig):
         # Services queue tasks by name (cards.queue): register them in every process, web ones
         # included. Here and not at the top: task modules import models, ready only now.
         from cards import tasks  # noqa: F401
-

@@ -6,11 +6,14 @@ in-process mode) there is one process and nothing to share, so the gate always o
 
 from __future__ import annotations
 
+import logging
 import time
 from functools import lru_cache
 from typing import Any
 
 from django.conf import settings
+
+logger = logging.getLogger(__name__)
 
 _INFLIGHT = "registry:crawl:inflight:{origin}"
 _NEXT = "registry:crawl:next:{origin}"
@@ -28,27 +31,51 @@ def _redis() -> Any | None:
     return redis.Redis.from_url(url, socket_timeout=2, socket_connect_timeout=2)
 
 
+# One round trip: refuse while the origin's next start is in the future or its slots are all
+# taken; otherwise take a slot and set the next start after the minimum gap.
+_ACQUIRE = """
+local now = tonumber(ARGV[1])
+local next_start = tonumber(redis.call('GET', KEYS[1]) or '0')
+if next_start > now then return tostring(next_start - now) end
+local count = redis.call('INCR', KEYS[2])
+redis.call('EXPIRE', KEYS[2], tonumber(ARGV[4]))
+if count > tonumber(ARGV[2]) then
+  redis.call('DECR', KEYS[2])
+  return 'busy'
+end
+local gap = tonumber(ARGV[3])
+if gap > 0 then
+  redis.call('SET', KEYS[1], tostring(now + gap), 'EX', math.max(math.floor(gap) + 1, 1))
+end
+return '0'
+"""
+
+
 def acquire(origin: str) -> float:
-    """Take a slot for ``origin``: 0 when taken, else the seconds to wait before trying again."""
+    """Take a slot for ``origin``: 0 when taken, else the seconds to wait before trying again.
+
+    Fails open (0) when Redis cannot be reached, and says so in the log."""
     client = _redis()
     if client is None:
         return 0.0
-    now = time.time()
-    next_start = client.get(_NEXT.format(origin=origin))
-    if next_start is not None and float(next_start) > now:
-        return float(next_start) - now
-    key = _INFLIGHT.format(origin=origin)
-    pipe = client.pipeline()
-    pipe.incr(key)
-    pipe.expire(key, _SLOT_TTL)
-    count = pipe.execute()[0]
-    if count > settings.REGISTRY_ORIGIN_CONCURRENCY:
-        client.decr(key)
+    try:
+        answer = client.eval(
+            _ACQUIRE,
+            2,
+            _NEXT.format(origin=origin),
+            _INFLIGHT.format(origin=origin),
+            time.time(),
+            settings.REGISTRY_ORIGIN_CONCURRENCY,
+            settings.REGISTRY_ORIGIN_MIN_GAP_SECONDS,
+            _SLOT_TTL,
+        )
+    except Exception:  # redis raises several types when it is down
+        logger.warning("politeness not applied to %s: Redis is unreachable", origin, exc_info=True)
+        return 0.0
+    text = answer.decode() if isinstance(answer, bytes) else str(answer)
+    if text == "busy":
         return max(settings.REGISTRY_ORIGIN_MIN_GAP_SECONDS, 1.0)
-    gap = settings.REGISTRY_ORIGIN_MIN_GAP_SECONDS
-    if gap > 0:
-        client.set(_NEXT.format(origin=origin), now + gap, ex=max(int(gap) + 1, 1))
-    return 0.0
+    return float(text)
 
 
 def release(origin: str) -> None:

@@ -7,6 +7,7 @@ is recorded on the agent row, so a failure is visible in the API and the admin, 
 from __future__ import annotations
 
 import logging
+import math
 from typing import Any
 
 from django.conf import settings
@@ -14,8 +15,8 @@ from django.db import IntegrityError, transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from cards import pipeline, queue
-from cards.discovery import InvalidURL, is_origin, normalise_url
+from cards import pipeline, politeness, queue
+from cards.discovery import InvalidURL, is_origin, normalise_url, origin_of
 from cards.models import Agent
 from cards.moderation import agent_restore
 from registry.errors import ProblemError
@@ -110,6 +111,17 @@ def card_check_url(url: Any) -> tuple[pipeline.CardReport, FetchResult]:
     """Run the pipeline on a card by URL for ``/validate``: the same policy and steps as a
     crawl, nothing stored. A fetch failure is a 422 problem."""
     normalised = submitted_url_check(url)
+    # The fetch counts against the target origin's politeness budget, like a crawl's.
+    origin = origin_of(normalised)
+    wait = politeness.acquire(origin)
+    if wait > 0:
+        raise ProblemError(
+            status=429,
+            slug="origin-busy",
+            title="The target origin is busy",
+            detail="The registry is already fetching from this origin; retry in a moment.",
+            extra={"retry_after": math.ceil(wait)},
+        )
     try:
         return pipeline.run_url(normalised, discover=is_origin(normalised))
     except FetchError as err:
@@ -120,3 +132,5 @@ def card_check_url(url: Any) -> tuple[pipeline.CardReport, FetchResult]:
             detail=err.reason,
             extra={"code": err.code},
         ) from None
+    finally:
+        politeness.release(origin)

@@ -149,6 +149,8 @@ def problem_exception_handler(exc: Exception, context: dict[str, Any]) -> Respon
             title="Internal error",
             detail="The registry failed to handle this request; it has been logged.",
         )
+    if "retry_after" in problem.extra:  # a 429 or 503 that knows when to come back
+        headers["Retry-After"] = str(problem.extra["retry_after"])
     response = problem_response(problem)
     for name, value in headers.items():
         response[name] = value

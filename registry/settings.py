@@ -23,6 +23,7 @@ from registry.env import (
     env_ports,
     env_str,
 )
+from registry.rates import Rate
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -57,6 +58,7 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "registry.limits.ClientRateLimitMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
 ]
@@ -153,6 +155,17 @@ else:
 
 # Submissions (and imports) per account, in DRF's "N/period" form; empty for no limit.
 REGISTRY_SUBMISSION_RATE = env_str("REGISTRY_SUBMISSION_RATE", "120/hour")
+# Anonymous requests per client address (registry/limits.py); "off" for no limit.
+REGISTRY_ANON_RATE = env_str("REGISTRY_ANON_RATE", "600/minute")
+# Anonymous POST /api/v1/validate {"url"} per client address: each one makes the registry fetch.
+REGISTRY_VALIDATE_URL_ANON_RATE = env_str("REGISTRY_VALIDATE_URL_ANON_RATE", "10/hour")
+# Proxies whose X-Forwarded-For is believed (CIDR list); empty: the connection's address only.
+REGISTRY_TRUSTED_PROXIES = env_networks("REGISTRY_TRUSTED_PROXIES")
+for _rate_name in ("REGISTRY_ANON_RATE", "REGISTRY_VALIDATE_URL_ANON_RATE"):
+    try:
+        Rate.parse(globals()[_rate_name])
+    except ValueError as exc:
+        raise ConfigError(f"{_rate_name}: {exc}") from None
 
 # --- Celery ---------------------------------------------------------------------------------
 REDIS_URL = env_optional("REDIS_URL")

@@ -29,6 +29,13 @@ def _empty_cache() -> Iterator[None]:
     yield
 
 
+@pytest.fixture(autouse=True)
+def _generous_client_limits(settings: Any) -> None:
+    """Suites make thousands of anonymous requests from one address; tests/test_limits.py
+    sets the limits it proves."""
+    settings.REGISTRY_ANON_RATE = "1000000/minute"
+
+
 @pytest.fixture
 def card_server() -> Iterator[CardServer]:
     with running_server() as server:

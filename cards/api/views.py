@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from django.conf import settings
 from django.db.models import QuerySet
 from django.http import HttpResponse
 from django.shortcuts import get_object_or_404
@@ -27,6 +28,7 @@ from cards.rendering.shapes import (
     AgentDetailDocumentSerializer,
     AgentSummarySerializer,
 )
+from registry import limits
 from registry.errors import ProblemError
 from registry.throttling import SubmissionRateThrottle
 
@@ -137,7 +139,7 @@ class ValidateView(APIView):
     permission_classes: list[Any] = []
 
     @extend_schema(request=dict, responses={200: dict})
-    def post(self, request: Request) -> Response:
+    def post(self, request: Request) -> HttpResponse:
         raw = request.body
         source: dict[str, Any] = {"kind": "inline"}
         card_url = ""
@@ -146,6 +148,13 @@ class ValidateView(APIView):
         except (ValueError, RecursionError):
             body = None
         if isinstance(body, dict) and set(body) == {"url"}:
+            if not request.user or not request.user.is_authenticated:
+                # Each one makes the registry fetch: anonymous clients get a tight limit.
+                limited = limits.check(
+                    request, "validate-url", settings.REGISTRY_VALIDATE_URL_ANON_RATE
+                )
+                if limited is not None:
+                    return limited
             report, fetched = services.card_check_url(body["url"])
             source = {
                 "kind": "url",

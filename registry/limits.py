@@ -1,0 +1,136 @@
+"""Per-client rate limits: who the client is, how often it may come, and the 429 it gets.
+
+One middleware (:class:`ClientRateLimitMiddleware`) limits every anonymous request by client
+address, whatever the endpoint, so an endpoint added later (ARD, MCP, A2A) is covered without
+anyone remembering; :func:`check` is the same limit for code that wants a scope of its own
+(``POST /api/v1/validate`` by URL). Settings and defaults: docs/configuration.md.
+
+The client is the connection's address, or, only when that address is a proxy listed in
+``REGISTRY_TRUSTED_PROXIES``, the nearest address in ``X-Forwarded-For`` that is not one of
+those proxies. Counters live in the cache (Redis): fixed windows, one round trip a request.
+When the cache is down the limits fail open and the log says so: a read must not fail because
+a counter could not be kept.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import logging
+import math
+import time
+from collections.abc import Callable
+from typing import Any
+
+from django.conf import settings
+from django.core.cache import cache
+from django.http import HttpRequest, HttpResponse, JsonResponse
+
+from registry.errors import PROBLEM_CONTENT_TYPE, problem_type
+from registry.rates import Rate
+
+logger = logging.getLogger(__name__)
+
+# Never limited: liveness and readiness probes, static files.
+EXEMPT_PREFIXES = ("/healthz", "/readyz", "/static/")
+
+
+def client_address(request: HttpRequest) -> str:
+    """The client's address: ``X-Forwarded-For`` is believed only from trusted proxies."""
+    peer = request.META.get("REMOTE_ADDR", "") or ""
+    trusted = settings.REGISTRY_TRUSTED_PROXIES
+    if not trusted or not _in(peer, trusted):
+        return peer
+    forwarded = [part.strip() for part in request.META.get("HTTP_X_FORWARDED_FOR", "").split(",")]
+    for address in reversed([part for part in forwarded if part]):
+        if not _in(address, trusted):
+            return address if _is_ip(address) else peer
+    return peer
+
+
+def _is_ip(text: str) -> bool:
+    try:
+        ipaddress.ip_address(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _in(address: str, networks: Any) -> bool:
+    try:
+        ip = ipaddress.ip_address(address)
+    except ValueError:
+        return False
+    return any(ip in network for network in networks)
+
+
+def hit(scope: str, client: str, rate: Rate | None) -> float:
+    """Count one request of ``client`` in ``scope``; the seconds to wait if it is over the
+    rate (0 when allowed, and when the cache cannot be reached)."""
+    if rate is None:
+        return 0.0
+    now = time.time()
+    window = int(now // rate.seconds)
+    key = f"limit:{scope}:{client}:{window}"
+    try:
+        added = cache.add(key, 1, timeout=rate.seconds + 1)
+        count = 1 if added else cache.incr(key)
+    except Exception:
+        logger.warning("rate limit %s not applied: the cache is unreachable", scope, exc_info=True)
+        return 0.0
+    if count <= rate.requests:
+        return 0.0
+    return max(1.0, (window + 1) * rate.seconds - now)
+
+
+def too_many(wait: float, detail: str) -> HttpResponse:
+    response = JsonResponse(
+        {
+            "type": problem_type("rate-limited"),
+            "title": "Too many requests",
+            "status": 429,
+            "detail": detail,
+        },
+        status=429,
+        content_type=PROBLEM_CONTENT_TYPE,
+    )
+    response["Retry-After"] = str(math.ceil(wait))
+    return response
+
+
+def check(request: HttpRequest, scope: str, rate_text: str) -> HttpResponse | None:
+    """A 429 answer if this client is over ``rate_text`` in ``scope`` (None to go on)."""
+    wait = hit(scope, client_address(request), Rate.parse(rate_text))
+    if wait:
+        return too_many(wait, f"Too many requests from this client ({rate_text}); retry later.")
+    return None
+
+
+def _user(request: HttpRequest) -> Any:
+    """The signed-in user (session), or the owner of a valid ``Token``/``Bearer`` key."""
+    user = getattr(request, "user", None)
+    if user is not None and user.is_authenticated:
+        return user
+    words = request.META.get("HTTP_AUTHORIZATION", "").split()
+    if len(words) == 2 and words[0].lower() in ("token", "bearer"):
+        from rest_framework.authtoken.models import Token  # lazy: app models load after us
+
+        token = Token.objects.select_related("user").filter(key=words[1]).first()
+        if token is not None and token.user.is_active:
+            return token.user
+    return None
+
+
+class ClientRateLimitMiddleware:
+    """Anonymous requests per client address (``REGISTRY_ANON_RATE``); an account's requests
+    are not limited here (submissions and imports have their own limit), nor staff."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        rate = settings.REGISTRY_ANON_RATE
+        if rate and not request.path.startswith(EXEMPT_PREFIXES) and _user(request) is None:
+            limited = check(request, "anon", rate)
+            if limited is not None:
+                return limited
+        return self.get_response(request)
