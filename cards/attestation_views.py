@@ -72,7 +72,7 @@ class AgentAttestationView(APIView):
             raise _not_found("No such agent.")
         if agent.latest_snapshot is None:
             raise ProblemError(
-                status=404,
+                status=409,
                 slug="no-card",
                 title="No card yet",
                 detail="This agent has not been fetched successfully yet: there is nothing to "

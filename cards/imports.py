@@ -49,13 +49,11 @@ def urls_from_document(document: Any) -> list[str]:
     return urls
 
 
-def _check_count(urls: list[str], pointer: str) -> None:
+def _check_count(urls: list[str], pointer: str, most: int) -> None:
     if not urls:
         raise _bad_request("the import lists no URL", pointer)
-    if len(urls) > settings.REGISTRY_IMPORT_MAX_URLS:
-        raise _bad_request(
-            f"an import takes at most {settings.REGISTRY_IMPORT_MAX_URLS} URLs", pointer
-        )
+    if len(urls) > most:
+        raise _bad_request(f"an import takes at most {most} URLs here", pointer)
 
 
 def _create_items(job: ImportJob, urls: list[str], now: datetime) -> None:
@@ -77,7 +75,12 @@ def import_create(
     if urls is not None:
         if not isinstance(urls, list) or not all(isinstance(u, str) for u in urls):
             raise _bad_request("urls must be a list of strings", "/urls")
-        _check_count(urls, "/urls")
+        for index, text in enumerate(urls):
+            if "\x00" in text or len(text) > 2048:
+                raise _bad_request(
+                    "a URL holds at most 2048 characters and no NUL", f"/urls/{index}"
+                )
+        _check_count(urls, "/urls", settings.REGISTRY_IMPORT_INLINE_MAX_URLS)
     else:
         source_url = services.submitted_url_check(source_url)
     now = timezone.now()
@@ -108,7 +111,7 @@ def import_list(*, job_id: Any) -> list[int]:
         try:
             result = fetch(job.source_url)
             urls = urls_from_document(json.loads(result.body))
-            _check_count(urls, "/url")
+            _check_count(urls, "/url", settings.REGISTRY_IMPORT_MAX_URLS)
         except (FetchError, ValueError, ProblemError) as exc:
             detail = exc.detail if isinstance(exc, ProblemError) else str(exc)
             job.status = ImportJob.Status.FAILED

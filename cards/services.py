@@ -50,6 +50,8 @@ def submitted_url_check(url: Any) -> str:
     """Normalise a submitted URL and refuse what the fetch policy would refuse."""
     if not isinstance(url, str):
         raise _invalid_url("url must be a string")
+    if len(url) > 2048:
+        raise _invalid_url("the URL is longer than 2048 characters")
     try:
         normalised = normalise_url(url)
     except InvalidURL as exc:

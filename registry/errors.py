@@ -182,3 +182,19 @@ def bad_request_view(request: HttpRequest, exception: Exception | None = None) -
     return _plain_problem(
         request, 400, "malformed-request", "Bad request", "The request was malformed."
     )
+
+
+def only_members(body: dict[str, Any], allowed: set[str]) -> None:
+    """A 400 problem naming any member of a JSON body the operation does not know (a typo must
+    not be silently ignored)."""
+    unknown = sorted(str(name) for name in body if name not in allowed)
+    if unknown:
+        raise ProblemError(
+            status=400,
+            slug="invalid-request",
+            title="Invalid request",
+            detail=f"Unknown member(s): {', '.join(unknown)}; known: {', '.join(sorted(allowed))}.",
+            errors=[
+                {"pointer": json_pointer(name), "message": "unknown member"} for name in unknown
+            ],
+        )

@@ -139,6 +139,10 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "registry.openapi.add_problems",
+    ],
 }
 
 # --- Cache (throttle counters, JWKS documents) ------------------------------------------------
@@ -231,6 +235,9 @@ REGISTRY_ORIGIN_MIN_GAP_SECONDS = env_float("REGISTRY_ORIGIN_MIN_GAP_SECONDS", 1
 # New agents start approved (an open registry; curators hide or reject) unless this is false.
 REGISTRY_AUTO_APPROVE = env_bool("REGISTRY_AUTO_APPROVE", True)
 REGISTRY_IMPORT_MAX_URLS = env_int("REGISTRY_IMPORT_MAX_URLS", 10000, minimum=1)
+# URLs given inline ({"urls": [...]}): bounded by the request body cap (2.5 MB at 2,048 characters
+# a URL); longer lists go in a document ({"url": ...}), up to REGISTRY_IMPORT_MAX_URLS.
+REGISTRY_IMPORT_INLINE_MAX_URLS = env_int("REGISTRY_IMPORT_INLINE_MAX_URLS", 1000, minimum=1)
 
 # --- Attestations (docs/badges-and-attestations.md) -----------------------------------------
 # The registry's Ed25519 key: PEM text or a file path; unset, one is generated and stored.

@@ -174,7 +174,7 @@ def test_unknown_and_never_fetched_agents_are_404_problems(db: None, client: Cli
     assert missing["Content-Type"] == "application/problem+json"
     fresh = Agent.objects.create(url="https://new.example.com/agent-card.json")
     unfetched = client.get(f"/api/v1/agents/{fresh.pk}/attestation")
-    assert unfetched.status_code == 404
+    assert unfetched.status_code == 409
     assert unfetched.json()["type"] == "/problems/no-card"
 
 

@@ -152,7 +152,7 @@ def test_a_bad_import_request_is_a_problem(client_auth: APIClient, body: dict[st
 
 
 def test_too_many_urls_are_refused(client_auth: APIClient, settings: Any) -> None:
-    settings.REGISTRY_IMPORT_MAX_URLS = 2
+    settings.REGISTRY_IMPORT_INLINE_MAX_URLS = 2
     response = client_auth.post(
         "/api/v1/imports", {"urls": ["https://a.example"] * 3}, format="json"
     )

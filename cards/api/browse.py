@@ -14,8 +14,9 @@ from cards.api.common import CURSOR, LIMIT, page_of, page_response, viewer_of
 from cards.indexing import normalise_tag
 from cards.models import FacetCount, Mode, Skill
 from cards.reads import documents, facets, gate, paging
-from cards.reads.params import Query
+from cards.reads.params import Query, invalid
 from cards.reads.search import mode_query
+from registry.openapi import MAX_TAGS
 
 SKILLS = paging.Keyset(scope="skills", order=("-id",))
 
@@ -68,7 +69,10 @@ class SkillListView(APIView):
             skills = skills.filter(agent_id=agent)
         for word in query.one("q").split()[:10]:
             skills = skills.filter(Q(name__icontains=word) | Q(description__icontains=word))
-        for tag in query.all("tag"):
+        tags = query.all("tag")
+        if len(tags) > MAX_TAGS:
+            raise invalid("tag", f"is given too often: at most {MAX_TAGS} tags can be combined")
+        for tag in tags:
             skills = skills.filter(tag_rows__tag=normalise_tag(tag))
         for name, direction in (
             ("input_mode", Mode.Direction.INPUT),

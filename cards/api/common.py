@@ -36,7 +36,7 @@ CURSOR = OpenApiParameter(
 )
 LIMIT = OpenApiParameter(
     "limit",
-    int,
+    {"type": "integer", "minimum": 1, "maximum": LIMIT_MAX},
     description=f"Page size, 1 to {LIMIT_MAX} (default {LIMIT_DEFAULT}).",
 )
 

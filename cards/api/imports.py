@@ -5,8 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from django.shortcuts import get_object_or_404
-from drf_spectacular.utils import extend_schema, inline_serializer
-from rest_framework import serializers, status
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema
+from rest_framework import status
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -15,6 +16,8 @@ from rest_framework.views import APIView
 from cards import imports, progress
 from cards.api.views import _json_object
 from cards.models import ImportJob
+from registry import openapi
+from registry.errors import only_members
 from registry.throttling import SubmissionRateThrottle
 
 
@@ -54,17 +57,13 @@ class ImportCreateView(APIView):
     throttle_classes = [SubmissionRateThrottle]
 
     @extend_schema(
-        request=inline_serializer(
-            "ImportRequest",
-            {
-                "urls": serializers.ListField(child=serializers.CharField(), required=False),
-                "url": serializers.URLField(required=False),
-            },
-        ),
+        request=OpenApiTypes.OBJECT,
+        extensions=openapi.body(openapi.IMPORT),
         responses={202: dict},
     )
     def post(self, request: Request) -> Response:
         body = _json_object(request)
+        only_members(body, {"urls", "url"})
         job = imports.import_create(
             urls=body.get("urls"), source_url=body.get("url"), user=request.user
         )

@@ -12,7 +12,13 @@ from typing import Any
 from django.db.models import BooleanField, ExpressionWrapper, Q
 from django.http import HttpResponse
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import (
+    OpenApiParameter,
+    PolymorphicProxySerializer,
+    extend_schema,
+    inline_serializer,
+)
+from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.views import APIView
 
@@ -20,9 +26,9 @@ from cards.api.common import CURSOR, JSON, LIMIT, json_response, viewer_of
 from cards.models import Agent
 from cards.reads import compiled, documents, gate, paging
 from cards.reads.gate import Viewer
-from cards.reads.params import Query, invalid
+from cards.reads.params import Query
 from cards.reads.search import AgentSearch
-from cards.rendering.shapes import AgentDetailDocumentSerializer
+from cards.rendering.shapes import AgentDetailDocumentSerializer, AgentSummarySerializer
 from registry.errors import ProblemError
 
 AGENTS = paging.Keyset(scope="agents", order=("-created_at", "-id"))
@@ -68,6 +74,17 @@ SEARCH_PARAMETERS = [
 
 
 SYNC = paging.Keyset(scope="agents-sync", order=("updated_at", "id"))
+TOMBSTONE = inline_serializer(
+    "RemovedAgent",
+    {"id": serializers.UUIDField(), "removed": serializers.BooleanField()},
+)
+# A search result, or in the change feed (updated_since) an agent no longer in the view.
+AGENT_OR_TOMBSTONE = PolymorphicProxySerializer(
+    component_name="AgentOrRemoved",
+    serializers=[AgentSummarySerializer, TOMBSTONE],
+    resource_type_field_name=None,
+    many=False,
+)
 
 
 def agent_list(request: Request) -> HttpResponse:
@@ -121,17 +138,24 @@ def _compiled_page(
 
 
 def _changes(request: Request, query: Query, since: Any, limit: int) -> HttpResponse:
-    """Incremental sync: agents changed since a time, oldest change first; agents the reader
-    may no longer see (deleted, hidden, rejected) come as ``{"id", "removed": true}``."""
-    for name in AgentSearch.PARAMETERS:
-        if query.present(name):
-            raise invalid(name, "cannot be combined with updated_since")
-    rows = SYNC.apply(gate.changes(viewer_of(request), since), query.one("cursor"))
+    """Incremental sync: agents changed since a time, oldest change first. Agents the reader
+    may no longer see (deleted, hidden, rejected), or that no longer match the search filters
+    given with it, come as ``{"id", "removed": true}``: a mirror of a filtered view drops them."""
+    search = AgentSearch.parse(query)
+    viewer = viewer_of(request)
+    rows = SYNC.apply(gate.changes(viewer, since), query.one("cursor"))
     found = list(
         rows.values_list("pk", "visible", "summary_doc", "doc_format", "updated_at")[: limit + 1]
     )
     more = len(found) > limit
     found = found[:limit]
+    matching: set[Any] = set()
+    if any(query.present(name) for name in AgentSearch.PARAMETERS):
+        ids = [row[0] for row in found if row[1]]
+        matching = set(
+            search.apply(gate.agents(viewer)).filter(pk__in=ids).values_list("pk", flat=True)
+        )
+        found = [(pk, seen and pk in matching, *rest) for pk, seen, *rest in found]
     visible = {pk: (doc, fmt) for pk, seen, doc, fmt, _ in found if seen}
     docs = dict(zip(visible, documents.summaries(list(visible), visible), strict=True))
     texts = [
@@ -174,7 +198,7 @@ class AgentCardView(APIView):
         sha256, raw, is_json = row
         if sha256 is None:
             raise ProblemError(
-                status=404,
+                status=409,
                 slug="no-card",
                 title="No card yet",
                 detail="This agent has not been fetched successfully yet.",

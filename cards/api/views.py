@@ -9,11 +9,11 @@ from django.conf import settings
 from django.db.models import QuerySet
 from django.http import HttpResponse
 from django.shortcuts import get_object_or_404
+from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import (
     extend_schema,
-    inline_serializer,
 )
-from rest_framework import serializers, status
+from rest_framework import status
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -26,10 +26,9 @@ from cards.reads import documents, gate
 from cards.reads.gate import Viewer
 from cards.rendering.shapes import (
     AgentDetailDocumentSerializer,
-    AgentSummarySerializer,
 )
-from registry import limits
-from registry.errors import ProblemError
+from registry import limits, openapi
+from registry.errors import ProblemError, only_members
 from registry.throttling import SubmissionRateThrottle
 
 
@@ -52,17 +51,22 @@ class AgentListCreateView(APIView):
     @extend_schema(
         operation_id="agents_search",
         parameters=reads.SEARCH_PARAMETERS,
-        responses={200: common.page_of("AgentPage", AgentSummarySerializer)},
+        responses={200: common.page_of("AgentPage", reads.AGENT_OR_TOMBSTONE)},
     )
     def get(self, request: Request) -> HttpResponse:
         return reads.agent_list(request)
 
     @extend_schema(
-        request=inline_serializer("AgentSubmission", {"url": serializers.URLField()}),
+        request=OpenApiTypes.OBJECT,
+        extensions={
+            **openapi.body(openapi.SUBMISSION),
+            **openapi.links_to_agent("v1_agents_retrieve"),
+        },
         responses={202: AgentDetailDocumentSerializer, 200: AgentDetailDocumentSerializer},
     )
     def post(self, request: Request) -> HttpResponse:
         body = _json_object(request)
+        only_members(body, {"url"})
         if "url" not in body:
             raise ProblemError(
                 status=400,
@@ -117,7 +121,7 @@ class AgentDetailView(APIView):
 class AgentRecrawlView(APIView):
     permission_classes = [IsAuthenticated]
 
-    @extend_schema(request=None, responses={202: dict})
+    @extend_schema(request=None, responses={202: OpenApiTypes.OBJECT, 503: None})
     def post(self, request: Request, pk: Any) -> Response:
         agent = get_object_or_404(visible(request), pk=pk)
         if not moderation.can_manage(request.user, agent):
@@ -138,9 +142,23 @@ class ValidateView(APIView):
 
     permission_classes: list[Any] = []
 
-    @extend_schema(request=dict, responses={200: dict})
+    @extend_schema(
+        request=OpenApiTypes.OBJECT,
+        extensions=openapi.body(openapi.ANY_JSON, anonymous=True),
+        responses={200: OpenApiTypes.OBJECT, 422: None},
+        description="The body is the card itself (any JSON: what is not a card is reported as "
+        'findings), or {"card": {...}, "card_url": "..."}, or {"url": "..."} to fetch it.',
+    )
     def post(self, request: Request) -> HttpResponse:
         raw = request.body
+        if not raw.strip():
+            raise ProblemError(
+                status=400,
+                slug="invalid-request",
+                title="Invalid request",
+                detail='The body is empty: send a card, {"card": ...} or {"url": ...}.',
+                errors=[{"pointer": "", "message": "required"}],
+            )
         source: dict[str, Any] = {"kind": "inline"}
         card_url = ""
         try:

@@ -24,7 +24,7 @@ from django.db.models import Q, QuerySet
 
 from cards.reads.params import invalid
 
-CURSOR_PATTERN = r"^[A-Za-z0-9_-]{1,600}$"
+CURSOR_PATTERN = r"^[A-Za-z0-9_-]{0,600}$"  # empty: the first page
 _TAG_BYTES = 12
 
 

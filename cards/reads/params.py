@@ -95,9 +95,9 @@ class Query:
         return values
 
     def limit(self, default: int = LIMIT_DEFAULT) -> int:
-        text = self.one("limit")
-        if not text:
+        if not self.present("limit"):
             return default
+        text = self.one("limit")
         if not text.isdigit() or not 1 <= int(text) <= LIMIT_MAX:
             raise invalid("limit", f"must be an integer from 1 to {LIMIT_MAX}")
         return int(text)

@@ -19,6 +19,7 @@ from cards.models import Agent, Extension, Mode, Skill, SkillTag
 from cards.reads.compiled import Sentinels
 from cards.reads.params import Query, invalid
 from registry.mediatypes import MediaTypeError, parse_media_type
+from registry.openapi import MAX_TAGS
 
 
 @dataclass(frozen=True)
@@ -198,7 +199,7 @@ class AgentSearch:
         "health",
         "status",
     )
-    MAX_TAGS = 10
+    MAX_TAGS = MAX_TAGS
 
     @classmethod
     def parse(cls, query: Query) -> AgentSearch:

@@ -11,7 +11,8 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from registry.errors import ProblemError
+from registry import openapi
+from registry.errors import ProblemError, only_members
 from schemas_app.api.common import (
     _abs,
     _agent_ref,
@@ -22,7 +23,6 @@ from schemas_app.api.common import (
     _invalid,
     _visible,
 )
-from schemas_app.api.schemas import SchemaDetailView
 from schemas_app.matching import match_payload
 from schemas_app.payloads import DeclaredSchemas, check_message, check_payload
 
@@ -32,11 +32,18 @@ class SchemaMatchView(APIView):
 
     permission_classes: list[Any] = []
 
-    @extend_schema(request=OpenApiTypes.OBJECT, responses={200: OpenApiTypes.OBJECT})
+    @extend_schema(
+        request=OpenApiTypes.OBJECT,
+        extensions=openapi.body(openapi.MATCH, anonymous=True),
+        responses={200: OpenApiTypes.OBJECT},
+    )
     def post(self, request: Request) -> Response:
         body = _body(request)
+        only_members(body, {"payload", "limit"})
         if "payload" not in body:
             raise _invalid("The body needs a payload (any JSON value).", "/payload")
+        if "limit" in body and body["limit"] is None:
+            raise _invalid("limit must be an integer from 1 to 100", "/limit")
         size = _int_param(body.get("limit"), "limit", "/limit", default=20, query=False)
         result = match_payload(body["payload"], limit=size, agents=_visible(request))
         for agent in result.agents:
@@ -53,11 +60,6 @@ class SchemaMatchView(APIView):
             }
         )
 
-    @extend_schema(exclude=True)
-    def get(self, request: Request) -> Response:
-        # A schema literally named "match" is still reachable by GET.
-        return SchemaDetailView().get(request, "match")
-
 
 # --- /agents/{id}/... ------------------------------------------------------------------------
 
@@ -67,11 +69,16 @@ class CheckMessageView(APIView):
 
     permission_classes: list[Any] = []
 
-    @extend_schema(request=OpenApiTypes.OBJECT, responses={200: OpenApiTypes.OBJECT})
+    @extend_schema(
+        request=OpenApiTypes.OBJECT,
+        extensions=openapi.body(openapi.CHECK_MESSAGE, anonymous=True),
+        responses={200: OpenApiTypes.OBJECT},
+    )
     def post(self, request: Request, pk: Any) -> Response:
         body = _body(request)
         message = body
         if "parts" not in body and isinstance(body.get("message"), dict):
+            only_members(body, {"message"})
             message = body["message"]  # the JSON-RPC params shape {"message": {...}}
         if not isinstance(message.get("parts"), list):
             pointer = "/parts" if message is body else "/message/parts"
@@ -90,9 +97,14 @@ class ValidatePayloadView(APIView):
 
     permission_classes: list[Any] = []
 
-    @extend_schema(request=OpenApiTypes.OBJECT, responses={200: OpenApiTypes.OBJECT})
+    @extend_schema(
+        request=OpenApiTypes.OBJECT,
+        extensions=openapi.body(openapi.VALIDATE_PAYLOAD, anonymous=True),
+        responses={200: OpenApiTypes.OBJECT},
+    )
     def post(self, request: Request, pk: Any) -> Response:
         body = _body(request)
+        only_members(body, {"schema", "payload"})
         errors = []
         if not isinstance(body.get("schema"), str) or not body["schema"]:
             errors.append({"pointer": "/schema", "message": "a schema name (string) is required"})

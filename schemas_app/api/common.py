@@ -76,7 +76,7 @@ def _agent_with_card(request: Request, pk: Any) -> Agent:
     agent = gate.agent(Viewer.of(request.user), pk)
     if agent.latest_snapshot_id is None:
         raise ProblemError(
-            status=404,
+            status=409,
             slug="no-card",
             title="No card yet",
             detail="This agent has not been fetched successfully yet.",

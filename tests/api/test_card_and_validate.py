@@ -38,7 +38,7 @@ def test_the_card_of_an_agent_never_fetched_is_a_problem(
 ) -> None:
     agent = Agent.objects.create(url="https://never.example.com")
     response = client_anon.get(f"/api/v1/agents/{agent.pk}/card")
-    assert response.status_code == 404
+    assert response.status_code == 409
     assert response.json()["type"] == "/problems/no-card"
 
 

@@ -48,11 +48,19 @@ def test_updated_since_is_checked(client_anon: APIClient) -> None:
     bad = client_anon.get("/api/v1/agents", {"updated_since": "yesterday"})
     assert bad.status_code == 400
     assert bad.json()["errors"][0]["pointer"] == "#/updated_since"
-    mixed = client_anon.get(
-        "/api/v1/agents", {"updated_since": timezone.now().isoformat(), "tag": "x"}
+
+
+def test_a_filtered_feed_shows_agents_outside_the_filter_as_removed(client_anon: APIClient) -> None:
+    start = timezone.now() - timedelta(seconds=1)
+    echo = agent_from_card(minimal_card(name="Echoes"))  # its skill is tagged "echo"
+    other = agent_from_card(
+        minimal_card(
+            name="Other", skills=[{"id": "s", "name": "S", "description": "d", "tags": ["x"]}]
+        )
     )
-    assert mixed.status_code == 400
-    assert mixed.json()["errors"][0]["pointer"] == "#/tag"
+    rows = sync(client_anon, start, tag="echo")
+    assert rows[0]["id"] == str(echo.pk) and rows[0]["name"] == "Echoes"
+    assert rows[1] == {"id": str(other.pk), "removed": True}
 
 
 def test_unknown_parameters_are_refused(client_anon: APIClient) -> None:

@@ -396,7 +396,7 @@ def test_bad_check_message_requests(api: APIClient, fighter: Agent) -> None:
     missing = "00000000-0000-0000-0000-000000000000"
     problem(post(api, f"/api/v1/agents/{missing}/check-message", SEED_MESSAGE), 404)
     pending = Agent.objects.create(url="https://pending.example.com/card.json")
-    assert problem(post(api, f"/api/v1/agents/{pending.pk}/check-message", SEED_MESSAGE), 404)[
+    assert problem(post(api, f"/api/v1/agents/{pending.pk}/check-message", SEED_MESSAGE), 409)[
         "type"
     ].endswith("no-card")
 

@@ -1,0 +1,69 @@
+"""The OpenAPI document is the contract: schemathesis, every check, against a live server.
+
+A fixed seed and a bounded number of examples keep it deterministic and quick; a change that
+makes the API answer something its document does not say fails here.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.contrib.auth import get_user_model
+from rest_framework.authtoken.models import Token
+
+from tests.factories import agent_from_card, minimal_card
+
+ROOT = Path(__file__).resolve().parents[1]
+SCHEMA = {"type": "object", "properties": {"n": {"type": "integer"}}}
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_api_keeps_its_openapi_contract(
+    live_server: Any, settings: Any, tmp_path: Path
+) -> None:
+    # The production fetch policy (https only, public addresses): what the document describes.
+    settings.REGISTRY_SUBMISSION_RATE = ""
+    settings.REGISTRY_VALIDATE_URL_ANON_RATE = ""
+    settings.REGISTRY_FETCH_TOTAL_TIMEOUT = 1.0
+    for index in range(3):
+        agent_from_card(
+            minimal_card(
+                name=f"Contract {index}",
+                defaultInputModes=["application/json;schema=Contract"],
+                capabilities={"extensions": [{"uri": "https://contract.example/ext"}]},
+                schemas={"Contract": SCHEMA},
+            )
+        )
+    user = get_user_model().objects.create_user(username="contract")
+    token = Token.objects.create(user=user).key
+    report = tmp_path / "schemathesis.txt"
+    result = subprocess.run(
+        [
+            str(Path(sys.executable).parent / "schemathesis"),
+            "run",
+            f"{live_server.url}/api/schema",
+            "--checks",
+            "all",
+            "--max-examples",
+            "8",
+            "--seed",
+            "20261124",
+            "--workers",
+            "1",
+            "-H",
+            f"Authorization: Token {token}",
+        ],
+        cwd=ROOT,
+        env={**os.environ, "SCHEMATHESIS_HOOKS": "tests.contract_hooks", "PYTHONPATH": str(ROOT)},
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    report.write_text(result.stdout + result.stderr)
+    assert result.returncode == 0, result.stdout[-6000:]
