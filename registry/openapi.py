@@ -167,14 +167,14 @@ HTTP_URL = {
     # Path: printable ASCII but the backslash and the percent sign (no escapes to get wrong).
     "pattern": f"^https://({_LABEL}\\.){{1,4}}[A-Za-z]{{2,20}}(/[!-$&-\\[\\]-~]*)?$",
 }
-# A media type as the search parameters take it (RFC 9110 tokens, parameters name=value).
+# A media type as the search parameters take it (RFC 9110 tokens, at most one parameter).
 _TOKEN = "[!#$%&'*+.^_`|~0-9A-Za-z-]+"
 _QUOTED = "[ !#-\\[\\]-~]"  # printable ASCII but the quote and the backslash
 MEDIA_TYPE = {
     "type": "string",
     "maxLength": 1000,
     "pattern": (
-        f'^[ \\t]*{_TOKEN}/{_TOKEN}([ \\t]*;[ \\t]*{_TOKEN}=({_TOKEN}|"{_QUOTED}*"))*[ \\t]*$'
+        f'^[ \\t]*{_TOKEN}/{_TOKEN}([ \\t]*;[ \\t]*{_TOKEN}=({_TOKEN}|"{_QUOTED}*"))?[ \\t]*$'
     ),
 }
 MEDIA_TYPES = {"input_mode", "output_mode"}

@@ -55,6 +55,10 @@ def test_the_api_keeps_its_openapi_contract(
             "20261124",
             "--workers",
             "1",
+            # Free-text path parameters (schema names, extension URIs) must be URL-safe after
+            # encoding; hypothesis discards many candidates for them, which is not an API fault.
+            "--suppress-health-check",
+            "filter_too_much",
             "-H",
             f"Authorization: Token {token}",
         ],

@@ -61,6 +61,8 @@ def mode_query(text: str, *, parameter: str) -> ModeQuery:
         media = parse_media_type(text)
     except MediaTypeError as exc:
         raise invalid(parameter, f"is not a media type: {exc}") from None
+    if len(media.params) > 1:
+        raise invalid(parameter, "takes at most one media type parameter (such as schema=X)")
     if media.params:
         return ModeQuery(canonical=media.canonical)
     if media.type == "*":
