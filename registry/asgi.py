@@ -1,3 +1,8 @@
+"""ASGI entry point: Django for every path, and the MCP server (protocols app) at /mcp.
+
+Served by uvicorn (``make run``, docker compose, tests); see docs/orchestrators.md.
+"""
+
 from __future__ import annotations
 
 import os
@@ -5,4 +10,9 @@ import os
 from django.core.asgi import get_asgi_application
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "registry.settings")
-application = get_asgi_application()
+django_application = get_asgi_application()
+
+from protocols.asgi_app import registry_application  # noqa: E402 - needs Django set up
+from protocols.mcp_server import server  # noqa: E402
+
+application = registry_application(django_application, server.streamable_http_app())
