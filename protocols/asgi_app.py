@@ -70,8 +70,10 @@ async def read_body(receive: Receive, cap: int) -> bytes | None:
     return b"".join(chunks)
 
 
-def guarded(app: App, *, cap: int = MAX_BODY, depth: int = MAX_DEPTH) -> App:
-    """``app`` behind the size and nesting checks for JSON-RPC POSTs."""
+def guarded(
+    app: App, *, methods: frozenset[str], cap: int = MAX_BODY, depth: int = MAX_DEPTH
+) -> App:
+    """``app`` behind the size, nesting and method-name checks for JSON-RPC POSTs."""
 
     async def guard(scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or scope["method"] != "POST":
@@ -88,6 +90,10 @@ def guarded(app: App, *, cap: int = MAX_BODY, depth: int = MAX_DEPTH) -> App:
         if parsed is not None and nesting_depth(parsed, depth) > depth:
             await json_rpc_error(send, 400, -32600, f"Request nested deeper than {depth} levels")
             return
+        method = parsed.get("method") if isinstance(parsed, dict) else None
+        if isinstance(method, str) and method not in methods:
+            await json_rpc_error(send, 404, -32601, f"Method not found: {method}")
+            return
         replayed = False
 
         async def replay() -> Message:
@@ -102,18 +108,26 @@ def guarded(app: App, *, cap: int = MAX_BODY, depth: int = MAX_DEPTH) -> App:
     return guard
 
 
-def registry_application(django_app: App, mcp_app: App) -> App:
-    """Dispatch on the path: ``/mcp`` to ``mcp_app``, the rest to ``django_app``."""
-    guarded_mcp = guarded(mcp_app)
+def registry_application(
+    django_app: App, make_mcp_app: Callable[[], App], methods: frozenset[str]
+) -> App:
+    """Dispatch on the path: ``/mcp`` to the MCP app, the rest to ``django_app``.
+
+    The SDK's session manager runs once per instance, so each lifespan (each server started in
+    this process, as the tests do) gets a fresh MCP app from ``make_mcp_app``.
+    """
+    current: list[App] = [guarded(make_mcp_app(), methods=methods)]
 
     async def application(scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
+            mcp_app = make_mcp_app()
+            current[0] = guarded(mcp_app, methods=methods)
             await mcp_app(scope, receive, send)
         elif scope["type"] == "http" and (
             scope["path"] == MCP_PATH or scope["path"].startswith(MCP_PATH + "/")
         ):
             # Rate limit call site (h-limits): a per-client limiter goes here for /mcp.
-            await guarded_mcp(scope, receive, send)
+            await current[0](scope, receive, send)
         else:
             await django_app(scope, receive, send)
 

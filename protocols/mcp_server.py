@@ -7,9 +7,11 @@ a ``ProblemError`` becomes an MCP tool error carrying the API's own ``detail`` m
 
 from __future__ import annotations
 
+import typing
 from typing import Annotated, Any, Literal
 
 from asgiref.sync import sync_to_async
+from mcp import types
 from mcp.server.fastmcp import Context, FastMCP
 from mcp.server.fastmcp.exceptions import ToolError
 from mcp.server.transport_security import TransportSecuritySettings
@@ -183,3 +185,20 @@ async def agent_card(agent_id: str) -> str:
 
     data = await _run(queries.card, ident=agent_id, viewer=ANONYMOUS)
     return json.dumps(data)
+
+
+def make_app() -> Any:
+    """A fresh Starlette app (and session manager) for one server lifespan."""
+    server._session_manager = None
+    return server.streamable_http_app()
+
+
+def _method_names(union: Any) -> set[str]:
+    members = typing.get_args(union.model_fields["root"].annotation)
+    return {
+        name for member in members for name in typing.get_args(member.model_fields["method"].annotation)
+    }
+
+
+# Every method a client may send; anything else is answered "Method not found" (-32601).
+METHODS = frozenset(_method_names(types.ClientRequest) | _method_names(types.ClientNotification))

@@ -13,6 +13,6 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "registry.settings")
 django_application = get_asgi_application()
 
 from protocols.asgi_app import registry_application  # noqa: E402 - needs Django set up
-from protocols.mcp_server import server  # noqa: E402
+from protocols.mcp_server import METHODS, make_app  # noqa: E402
 
-application = registry_application(django_application, server.streamable_http_app())
+application = registry_application(django_application, make_app, METHODS)
