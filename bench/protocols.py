@@ -83,7 +83,8 @@ def mcp_call(http: httpx.Client, base: str, tool: str, arguments: dict[str, Any]
 def a2a_send(http: httpx.Client, base: str, query: dict[str, Any]) -> None:
     part = {"data": query, "metadata": {"mimeType": "application/json;schema=agentQuery"}}
     call = {"jsonrpc": "2.0", "id": 1, "method": "SendMessage",
-            "params": {"message": {"messageId": "b", "role": "ROLE_USER", "parts": [part]}}}  # fmt: skip
+            "params": {"message": {"messageId": "b", "role": "ROLE_USER",
+                                   "parts": [part]}}}  # fmt: skip
     body = http.post(base + "/a2a", json=call).json()
     if "error" in body:
         raise SystemExit(f"A2A failed: {body}")
@@ -108,7 +109,9 @@ def main() -> None:
     request = queries.base_request("http://127.0.0.1")
     n = args.requests
     rows: list[tuple[str, float, float, float, float]] = []
-    with server(args.database_url, "uvicorn_worker.UvicornWorker", "registry.asgi:application") as base:
+    with server(
+        args.database_url, "uvicorn_worker.UvicornWorker", "registry.asgi:application"
+    ) as base:
         http = httpx.Client(timeout=10)
         cases = [
             ("search text", lambda: queries.search_agents(
@@ -137,11 +140,15 @@ def main() -> None:
     for path in ("/healthz", "/api/v1/agents?limit=20"):
         results = []
         for worker, app in (("sync", "registry.wsgi:application"),
-                            ("uvicorn_worker.UvicornWorker", "registry.asgi:application")):  # fmt: skip
+                            ("uvicorn_worker.UvicornWorker",
+                             "registry.asgi:application")):  # fmt: skip
             with server(args.database_url, worker, app) as base:
                 http = httpx.Client(timeout=10)
                 results.append(timed(lambda: http.get(base + path), n))  # noqa: B023
-        print(f"{path} | WSGI {results[0]:.2f} | ASGI {results[1]:.2f} | ratio {results[1] / results[0]:.2f}")
+        print(
+            f"{path} | WSGI {results[0]:.2f} | ASGI {results[1]:.2f} "
+            f"| ratio {results[1] / results[0]:.2f}"
+        )
     print(json.dumps({"requests": n}))
 
 

@@ -46,7 +46,10 @@ async def json_rpc_error(send: Send, status: int, code: int, message: str) -> No
         {
             "type": "http.response.start",
             "status": status,
-            "headers": [(b"content-type", b"application/json"), (b"content-length", b"%d" % len(body))],
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", b"%d" % len(body)),
+            ],
         }
     )
     await send({"type": "http.response.body", "body": body})

@@ -196,7 +196,9 @@ def make_app() -> Any:
 def _method_names(union: Any) -> set[str]:
     members = typing.get_args(union.model_fields["root"].annotation)
     return {
-        name for member in members for name in typing.get_args(member.model_fields["method"].annotation)
+        name
+        for member in members
+        for name in typing.get_args(member.model_fields["method"].annotation)
     }
 
 

@@ -48,7 +48,11 @@ AGENT_QUERY: dict[str, Any] = {
     "type": "object",
     "properties": {
         "text": {"type": "string", "maxLength": 500, "description": "What the agent should do."},
-        "filters": {"type": "object", "properties": FILTER_PROPERTIES, "additionalProperties": False},
+        "filters": {
+            "type": "object",
+            "properties": FILTER_PROPERTIES,
+            "additionalProperties": False,
+        },
         "payload": {"description": "A JSON value the agents must accept as input."},
         "limit": {"type": "integer", "minimum": 1, "maximum": 100, "default": 10},
     },
@@ -84,7 +88,9 @@ AGENT_QUERY_RESULT: dict[str, Any] = {
 }
 
 
-def _skill(ident: str, name: str, description: str, tags: list[str], example: str) -> dict[str, Any]:
+def _skill(
+    ident: str, name: str, description: str, tags: list[str], example: str
+) -> dict[str, Any]:
     return {
         "id": ident,
         "name": name,

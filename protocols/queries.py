@@ -49,7 +49,10 @@ def base_request(base_url: str) -> HttpRequest:
 
 def _invalid(detail: str, errors: list[dict[str, str]]) -> ProblemError:
     return ProblemError(
-        status=400, slug="invalid-parameter", title="Invalid query parameter", detail=detail,
+        status=400,
+        slug="invalid-parameter",
+        title="Invalid query parameter",
+        detail=detail,
         errors=errors,
     )
 

@@ -1,6 +1,8 @@
 """ASGI entry point: Django for every path, and the MCP server (protocols app) at /mcp.
 
-Served by uvicorn (``make run``, docker compose, tests); see docs/orchestrators.md.
+Served by uvicorn (``make run``; gunicorn with uvicorn workers in docker compose; the tests).
+See docs/orchestrators.md ("Serving") and docs/benchmarks-protocols.md for the measured cost of
+plain Django views under this handler.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""A live registry (registry.asgi under uvicorn, in a thread) on 127.0.0.1 with the test database."""
+"""A live registry (registry.asgi under uvicorn, in a thread) on 127.0.0.1, test database."""
 
 from __future__ import annotations
 

@@ -11,9 +11,9 @@ import httpx
 import jsonschema_rs
 import pytest
 from a2a.client.card_resolver import A2ACardResolver
-from a2a.utils.errors import A2AError, InvalidParamsError, TaskNotFoundError
 from a2a.client.transports.jsonrpc import JsonRpcTransport
 from a2a.types import a2a_pb2 as pb
+from a2a.utils.errors import A2AError, InvalidParamsError, TaskNotFoundError
 from google.protobuf import json_format
 
 from cards.progress import EXTENSION_URI as PROGRESS_URI
