@@ -38,12 +38,12 @@ def _port() -> int:
 
 
 @contextmanager
-def server(database_url: str, worker_class: str, app: str) -> Iterator[str]:
+def server(database_url: str, worker_class: str, app: str, pool: str = "false") -> Iterator[str]:
     port = _port()
     process = subprocess.Popen(
         [sys.executable, "-m", "gunicorn", app, "-k", worker_class, "--workers", "1",
          "--bind", f"127.0.0.1:{port}", "--log-level", "warning"],
-        cwd=ROOT, env=bench_env(database_url),
+        cwd=ROOT, env=bench_env(database_url, REGISTRY_DB_POOL=pool),
     )  # fmt: skip
     base = f"http://127.0.0.1:{port}"
     try:
@@ -96,6 +96,9 @@ def main() -> None:
         "--database-url", default="postgres://postgres@127.0.0.1:5432/registry_bench_protocols"
     )
     parser.add_argument("--requests", type=int, default=300)
+    parser.add_argument(
+        "--pool", default="true", help="REGISTRY_DB_POOL for the ASGI servers (true/false)"
+    )
     args = parser.parse_args()
     ensure_database(args.database_url)
     setup_django(args.database_url)
@@ -108,46 +111,46 @@ def main() -> None:
     call_command("load_demo", stdout=open("/dev/null", "w"))  # noqa: SIM115
     request = queries.base_request("http://127.0.0.1")
     n = args.requests
-    rows: list[tuple[str, float, float, float, float]] = []
-    with server(
-        args.database_url, "uvicorn_worker.UvicornWorker", "registry.asgi:application"
-    ) as base:
+    rows: list[tuple[Any, ...]] = []
+    asgi = ("uvicorn_worker.UvicornWorker", "registry.asgi:application")
+    with server(args.database_url, *asgi, pool=args.pool) as base:
         http = httpx.Client(timeout=10)
+        text_query = {"text": "weather", "limit": 20}
+        payload_query = {"payload": PAYLOAD, "limit": 20}
         cases = [
             ("search text", lambda: queries.search_agents(
                 text="weather", filters={}, limit=20, viewer=ANONYMOUS, request=request),
              lambda: http.get(base + "/api/v1/agents", params={"q": "weather", "limit": 20}),
              lambda: mcp_call(http, base, "search_agents", {"text": "weather"}),
-             lambda: a2a_send(http, base, {"text": "weather", "limit": 20})),
+             lambda: agent_query.answer(text_query, viewer=ANONYMOUS, request=request),
+             lambda: a2a_send(http, base, text_query)),
             ("payload match", lambda: queries.find_accepting(
                 payload=PAYLOAD, limit=20, viewer=ANONYMOUS),
              lambda: http.post(base + "/api/v1/schemas/match", json={"payload": PAYLOAD}),
              lambda: mcp_call(http, base, "find_agents_accepting", {"payload": PAYLOAD}),
-             lambda: a2a_send(http, base, {"payload": PAYLOAD, "limit": 20})),
+             lambda: agent_query.answer(payload_query, viewer=ANONYMOUS, request=request),
+             lambda: a2a_send(http, base, payload_query)),
         ]  # fmt: skip
-        for name, direct, rest, mcp, a2a in cases:
-            rows.append((name, timed(direct, n), timed(rest, n), timed(mcp, n), timed(a2a, n)))
-        # The A2A answer runs agent_query.answer; time that in-process too.
-        answer_ms = timed(
-            lambda: agent_query.answer({"text": "weather", "limit": 20}, viewer=ANONYMOUS,
-                                       request=request), n)  # fmt: skip
+        for name, *calls in cases:
+            rows.append((name, *(timed(call, n) for call in calls)))
     print(f"N={n} sequential requests, medians in ms")
-    print("query | in-process | REST HTTP | MCP tool HTTP | A2A SendMessage HTTP")
-    for name, *values in rows:
+    print("query | tool query in-process | REST HTTP | MCP tool HTTP | MCP added "
+          "| agentQuery in-process | A2A SendMessage HTTP | A2A added")
+    for name, direct, rest, mcp, answer, a2a in rows:
+        values = (direct, rest, mcp, mcp - direct, answer, a2a, a2a - answer)
         print(name + " | " + " | ".join(f"{v:.2f}" for v in values))
-    print(f"agent_query.answer (text) in-process: {answer_ms:.2f}")
-    print("\nplain views: gunicorn sync (WSGI) vs gunicorn + uvicorn worker (ASGI), 1 worker")
+    print("\nplain views, 1 worker: gunicorn sync (WSGI) | uvicorn worker (ASGI) without and with")
+    print("the connection pool (REGISTRY_DB_POOL)")
     for path in ("/healthz", "/api/v1/agents?limit=20"):
         results = []
-        for worker, app in (("sync", "registry.wsgi:application"),
-                            ("uvicorn_worker.UvicornWorker",
-                             "registry.asgi:application")):  # fmt: skip
-            with server(args.database_url, worker, app) as base:
+        for worker, app, pool in (("sync", "registry.wsgi:application", "false"),
+                                  (*asgi, "false"), (*asgi, "true")):  # fmt: skip
+            with server(args.database_url, worker, app, pool=pool) as base:
                 http = httpx.Client(timeout=10)
                 results.append(timed(lambda: http.get(base + path), n))  # noqa: B023
         print(
             f"{path} | WSGI {results[0]:.2f} | ASGI {results[1]:.2f} "
-            f"| ratio {results[1] / results[0]:.2f}"
+            f"| ASGI+pool {results[2]:.2f} | ratio {results[2] / results[0]:.2f}"
         )
     print(json.dumps({"requests": n}))
 

@@ -82,6 +82,7 @@ TEMPLATES = [
 ]
 
 _database_url = env_optional("DATABASE_URL")
+REGISTRY_DB_POOL = env_bool("REGISTRY_DB_POOL", False)
 if _database_url is None:
     DATABASES = {
         "default": {
@@ -95,6 +96,12 @@ else:
     except Exception as exc:  # the library raises several types for a bad URL
         raise ConfigError(f"DATABASE_URL is not a usable database URL: {exc}") from None
     DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
+    # Under ASGI (registry.asgi: uvicorn, and gunicorn's uvicorn workers) Django runs each
+    # request's sync code in a fresh thread, so per-thread persistent connections are never
+    # reused; a psycopg connection pool keeps them (docs/benchmarks-protocols.md).
+    if REGISTRY_DB_POOL and DATABASES["default"]["ENGINE"].endswith("postgresql"):
+        DATABASES["default"]["CONN_MAX_AGE"] = 0
+        DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {"min_size": 1, "max_size": 8}
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
