@@ -7,6 +7,7 @@ a ``ProblemError`` becomes an MCP tool error carrying the API's own ``detail`` m
 
 from __future__ import annotations
 
+import logging
 import typing
 from typing import Annotated, Any, Literal
 
@@ -27,6 +28,17 @@ INSTRUCTIONS = (
     "and the agent-card resource describe one agent; check_message judges an A2A message for an "
     "agent by the input/output-schemas extension flow."
 )
+
+
+def _not_closed_stream_noise(record: logging.LogRecord) -> bool:
+    """mcp 1.22 in stateless JSON mode logs a ClosedResourceError traceback after every
+    request once the response is sent; it is not an error, so it is dropped."""
+    exc = record.exc_info[1] if record.exc_info else None
+    return not (record.getMessage() == "Error in message router" and exc is not None
+                and type(exc).__name__ == "ClosedResourceError")  # fmt: skip
+
+
+logging.getLogger("mcp.server.streamable_http").addFilter(_not_closed_stream_noise)
 
 server = FastMCP(
     name="a2a-agent-registry",
