@@ -23,7 +23,7 @@ install: $(STAMP)
 run: $(STAMP)
 	env -u DATABASE_URL -u REDIS_URL -u CELERY_BROKER_URL DJANGO_DEBUG=true $(PY) manage.py migrate --noinput
 	env -u DATABASE_URL -u REDIS_URL -u CELERY_BROKER_URL DJANGO_DEBUG=true $(PY) manage.py load_demo
-	env -u DATABASE_URL -u REDIS_URL -u CELERY_BROKER_URL DJANGO_DEBUG=true $(PY) manage.py runserver 127.0.0.1:8000
+	env -u DATABASE_URL -u REDIS_URL -u CELERY_BROKER_URL DJANGO_DEBUG=true $(PY) -m uvicorn registry.asgi:application --host 127.0.0.1 --port 8000
 
 services:
 	bash scripts/services.sh

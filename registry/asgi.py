@@ -1,8 +1,22 @@
+"""ASGI entry point: Django for every path, and the MCP server (protocols app) at /mcp.
+
+Served by uvicorn (``make run``; gunicorn with uvicorn workers in docker compose; the tests).
+See docs/orchestrators.md ("Serving") and docs/benchmarks-protocols.md for the measured cost of
+plain Django views under this handler.
+"""
+
 from __future__ import annotations
 
 import os
+from typing import Any, cast
 
 from django.core.asgi import get_asgi_application
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "registry.settings")
-application = get_asgi_application()
+django_application = get_asgi_application()
+
+from protocols.asgi_app import registry_application  # noqa: E402 - needs Django set up
+from protocols.mcp_server import METHODS, make_app  # noqa: E402
+
+# Django's handler takes Mapping messages; the dispatcher is typed with dicts: the same calls.
+application = registry_application(cast(Any, django_application), make_app, METHODS)

@@ -48,6 +48,7 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "cards",
+    "protocols",
     "schemas_app",
 ]
 
@@ -84,6 +85,7 @@ TEMPLATES = [
 
 _database_url = env_optional("DATABASE_URL")
 DATABASES: dict[str, dict[str, Any]]
+REGISTRY_DB_POOL = env_bool("REGISTRY_DB_POOL", False)
 if _database_url is None:
     DATABASES = {
         "default": {
@@ -99,6 +101,12 @@ else:
     # A reused connection is checked (one `SELECT 1`) at the start of each request, so a restarted
     # database costs no failed request; REGISTRY_DB_HEALTH_CHECKS=false saves that round trip.
     DATABASES["default"]["CONN_HEALTH_CHECKS"] = env_bool("REGISTRY_DB_HEALTH_CHECKS", True)
+    # Under ASGI (registry.asgi: uvicorn, and gunicorn's uvicorn workers) Django runs each
+    # request's sync code in a fresh thread, so per-thread persistent connections are never
+    # reused; a psycopg connection pool keeps them (docs/benchmarks-protocols.md).
+    if REGISTRY_DB_POOL and DATABASES["default"]["ENGINE"].endswith("postgresql"):
+        DATABASES["default"]["CONN_MAX_AGE"] = 0
+        DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {"min_size": 1, "max_size": 8}
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 

@@ -35,6 +35,7 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("badges/<str:ident>.svg", badge_view, name="badge"),
     path(".well-known/jwks.json", jwks_view, name="jwks"),
+    path("", include("protocols.urls")),
     path("healthz", health.healthz, name="healthz"),
     path("readyz", health.readyz, name="readyz"),
 ]

@@ -1,0 +1,227 @@
+"""The A2A JSON-RPC endpoint at ``/a2a``: v1.0 method names and the v0.3 spellings.
+
+Seed 000 section 3, for the registry's own schemas (``agentQuery`` in, ``agentQueryResult`` out):
+
+- the first data part whose media type is ``application/json;schema=<name>`` is flagged;
+- an undeclared name or data that does not validate is a structured input error: JSON-RPC
+  Invalid params (-32602) with ``data.errors`` as ``{pointer, message}``;
+- a structured part in a message for an existing task is rejected (task already running);
+- a valid query becomes a completed task whose artifact is a data part with media type
+  ``application/json;schema=agentQueryResult`` and seed 002 progress in the task metadata;
+- plain text is answered by the natural-language search, the same way.
+
+Tasks are kept in the cache for an hour so ``GetTask`` and the existing-task rule work on any
+worker. Bad JSON-RPC gets the protocol's error objects, never a 500.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from datetime import UTC, datetime
+from typing import Any
+
+from django.core.cache import cache
+from django.http import HttpRequest, JsonResponse
+from django.views.decorators.csrf import csrf_exempt
+from django.views.decorators.http import require_POST
+
+from cards.progress import EXTENSION_URI as PROGRESS_URI
+from cards.reads.gate import ANONYMOUS
+from protocols import agent_query
+from protocols.asgi_app import MAX_BODY, MAX_DEPTH, nesting_depth
+from protocols.own_card import QUERY, RESULT_MODE
+from registry.errors import ProblemError
+from registry.mediatypes import MediaTypeError, parse_media_type
+
+SEND = {"SendMessage": "1.0", "message/send": "0.3"}
+GET = {"GetTask": "1.0", "tasks/get": "0.3"}
+TASK_TTL = 3600
+PARSE_ERROR, INVALID_REQUEST, NOT_FOUND, INVALID_PARAMS = -32700, -32600, -32601, -32602
+TASK_NOT_FOUND = -32001
+STATES = {"completed": "TASK_STATE_COMPLETED"}
+
+
+class RpcError(Exception):
+    def __init__(self, code: int, message: str, data: Any = None) -> None:
+        super().__init__(message)
+        self.code, self.message, self.data = code, message, data
+
+
+def _reply(rpc_id: Any, *, result: Any = None, error: RpcError | None = None) -> JsonResponse:
+    body: dict[str, Any] = {"jsonrpc": "2.0", "id": rpc_id}
+    if error is not None:
+        body["error"] = {"code": error.code, "message": error.message}
+        if error.data is not None:
+            body["error"]["data"] = error.data
+    else:
+        body["result"] = result
+    return JsonResponse(body)
+
+
+def _flagged(parts: list[Any]) -> tuple[int, str, Any] | None:
+    """``(index, schema name, data)`` of the first part flagged for structured processing."""
+    for index, part in enumerate(parts):
+        if not isinstance(part, dict) or "data" not in part:
+            continue
+        raw = part.get("metadata")
+        metadata: dict[str, Any] = raw if isinstance(raw, dict) else {}
+        for text in (metadata.get("mimeType"), metadata.get("mediaType"), part.get("mediaType")):
+            if not isinstance(text, str):
+                continue
+            try:
+                media = parse_media_type(text)
+            except MediaTypeError:
+                continue
+            if media.essence == "application/json" and media.schema is not None:
+                return index, media.schema, part["data"]
+    return None
+
+
+def _text(parts: list[Any]) -> str:
+    return " ".join(
+        p["text"] for p in parts if isinstance(p, dict) and isinstance(p.get("text"), str)
+    ).strip()
+
+
+def _structured_query(parts: list[Any]) -> dict[str, Any] | None:
+    found = _flagged(parts)
+    if found is None:
+        return None
+    index, name, data = found
+    pointer = f"/message/parts/{index}"
+    if name != QUERY:
+        raise RpcError(
+            INVALID_PARAMS,
+            f"Structured input error: this agent declares no schema named {name!r}",
+            {"errors": [{"pointer": pointer + "/metadata/mimeType",
+                         "message": f"undeclared schema {name!r}; declared: agentQuery"}]},
+        )  # fmt: skip
+    errors = agent_query.query_errors(data)
+    if errors:
+        for error in errors:
+            error["pointer"] = pointer + "/data" + error["pointer"]
+        raise RpcError(
+            INVALID_PARAMS, "Structured input error: the data does not match agentQuery",
+            {"errors": errors},
+        )  # fmt: skip
+    return dict(data)
+
+
+def _task(
+    version: str, message: dict[str, Any], result: dict[str, Any], total: int
+) -> dict[str, Any]:
+    now = datetime.now(UTC).isoformat().replace("+00:00", "Z")
+    task_id, context_id = str(uuid.uuid4()), message.get("contextId") or str(uuid.uuid4())
+    data_part: dict[str, Any] = {"data": result, "metadata": {"mimeType": RESULT_MODE}}
+    summary = f"{len(result['agents'])} agent(s) found"
+    progress = {
+        "trackers": [
+            {"id": "agent-query", "progress": total, "total": total, "status": "completed",
+             "message": summary, "startedAt": now, "updatedAt": now}
+        ],
+    }  # fmt: skip
+    task: dict[str, Any] = {
+        "id": task_id,
+        "contextId": context_id,
+        "status": {"state": STATES["completed"], "timestamp": now},
+        "artifacts": [
+            {
+                "artifactId": "agent-query-result",
+                "name": "agentQueryResult",
+                "parts": [data_part, {"text": summary}],
+            }
+        ],
+        "history": [{**message, "taskId": task_id, "contextId": context_id}],
+        "metadata": {PROGRESS_URI: progress},
+    }
+    cache.set(f"a2a-task:{task_id}", task, TASK_TTL)
+    return _spelled(version, task)
+
+
+def _spelled(version: str, task: dict[str, Any]) -> dict[str, Any]:
+    """v1.0 wraps the task (``{"task": ...}``); v0.3 answers it bare, with ``kind`` fields."""
+    if version == "1.0":
+        return {"task": task}
+    old = json.loads(json.dumps(task))
+    old["kind"] = "task"
+    old["status"]["state"] = "completed"
+    for artifact in old["artifacts"]:
+        for part in artifact["parts"]:
+            part["kind"] = "data" if "data" in part else "text"
+    return old
+
+
+def _send(version: str, params: dict[str, Any], request: HttpRequest) -> dict[str, Any]:
+    message = params.get("message")
+    if not isinstance(message, dict) or not isinstance(message.get("parts"), list):
+        raise RpcError(INVALID_PARAMS, "params.message needs a parts array")
+    parts = message["parts"]
+    query = _structured_query(parts)
+    task_id = message.get("taskId")
+    if task_id:
+        if cache.get(f"a2a-task:{task_id}") is None:
+            raise RpcError(TASK_NOT_FOUND, f"Task not found: {task_id}")
+        if query is not None or _flagged(parts) is not None:
+            raise RpcError(
+                INVALID_PARAMS,
+                f"Structured input rejected: task {task_id} is already running; send a new "
+                "message without a taskId",
+            )
+        raise RpcError(INVALID_PARAMS, f"Task {task_id} is complete; start a new task")
+    if query is None:
+        text = _text(parts)
+        if not text:
+            raise RpcError(INVALID_PARAMS, "The message has neither text nor an agentQuery part")
+        query = {"text": text[:500]}
+    try:
+        result = agent_query.answer(query, viewer=ANONYMOUS, request=request)
+    except ProblemError as exc:
+        raise RpcError(INVALID_PARAMS, exc.detail, {"errors": exc.errors or []}) from None
+    return _task(version, message, result, total=len(result["agents"]))
+
+
+def _get(version: str, params: dict[str, Any]) -> dict[str, Any]:
+    task_id = params.get("id")
+    task = cache.get(f"a2a-task:{task_id}") if isinstance(task_id, str) else None
+    if task is None:
+        raise RpcError(TASK_NOT_FOUND, f"Task not found: {task_id}")
+    return task if version == "1.0" else _spelled("0.3", task)
+
+
+def _parse(body: bytes) -> dict[str, Any]:
+    if len(body) > MAX_BODY:
+        raise RpcError(INVALID_REQUEST, f"Request too large (limit {MAX_BODY} bytes)")
+    try:
+        call = json.loads(body)
+    except (ValueError, RecursionError):
+        raise RpcError(PARSE_ERROR, "Parse error: the body is not JSON") from None
+    if nesting_depth(call, MAX_DEPTH) > MAX_DEPTH:
+        raise RpcError(INVALID_REQUEST, f"Request nested deeper than {MAX_DEPTH} levels")
+    if (
+        not isinstance(call, dict)
+        or call.get("jsonrpc") != "2.0"
+        or not isinstance(call.get("method"), str)
+    ):
+        raise RpcError(INVALID_REQUEST, "Invalid Request: a JSON-RPC 2.0 object is expected")
+    if not isinstance(call.get("params", {}), dict):
+        raise RpcError(INVALID_PARAMS, "params must be an object")
+    return call
+
+
+@csrf_exempt
+@require_POST
+def a2a_endpoint(request: HttpRequest) -> JsonResponse:
+    """One JSON-RPC call. Rate limit call site (h-limits): the per-client limiter goes here."""
+    rpc_id = None
+    try:
+        call = _parse(request.body)
+        rpc_id = call.get("id")
+        method, params = call["method"], call.get("params", {})
+        if method in SEND:
+            return _reply(rpc_id, result=_send(SEND[method], params, request))
+        if method in GET:
+            return _reply(rpc_id, result=_get(GET[method], params))
+        raise RpcError(NOT_FOUND, f"Method not found: {method}")
+    except RpcError as error:
+        return _reply(rpc_id, error=error)

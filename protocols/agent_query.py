@@ -1,0 +1,92 @@
+"""The registry's own skill: answer an ``agentQuery`` with an ``agentQueryResult`` (seed 000).
+
+Text is matched by the natural-language search (the ``q`` filter until ``semantic.ranking`` is
+merged: see ``_text_scores``), filters are the v1 search filters, a payload is matched against
+the agents' declared input schemas. Every read goes through the visibility gate.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import jsonschema_rs
+from django.http import HttpRequest
+
+from cards.reads.gate import Viewer
+from protocols import queries
+from protocols.own_card import AGENT_QUERY, AGENT_QUERY_RESULT
+
+_QUERY = jsonschema_rs.validator_for(AGENT_QUERY)
+RESULT_VALIDATOR = jsonschema_rs.validator_for(AGENT_QUERY_RESULT)
+_WORD = re.compile(r"\w+")
+
+
+def query_errors(data: Any) -> list[dict[str, str]]:
+    """``{pointer, message}`` for each way ``data`` is not an ``agentQuery``."""
+    out = []
+    for error in _QUERY.iter_errors(data):
+        pointer = "".join(f"/{p}" for p in error.instance_path)
+        out.append({"pointer": pointer, "message": error.message})
+    return out
+
+
+def _text_scores(text: str, rows: list[dict[str, Any]]) -> list[float]:
+    """0..100 per row: the share of the query's words found in the agent's name, description
+    and skill names. Call site for ``semantic.ranking.rank`` (h-semantic) once merged."""
+    words = {w.lower() for w in _WORD.findall(text)}
+    if not words:
+        return [100.0] * len(rows)
+    scores = []
+    for row in rows:
+        skills = " ".join(s.get("name", "") for s in row.get("skills", []))
+        seen = {w.lower() for w in _WORD.findall(f"{row['name']} {row['description']} {skills}")}
+        scores.append(round(100.0 * len(words & seen) / len(words), 1))
+    return scores
+
+
+def _entry(row: dict[str, Any], score: float, skills: list[str]) -> dict[str, Any]:
+    return {
+        "id": row["id"],
+        "identifiers": [],  # ARD urn:air: identifiers once the ard app (h-ard) is merged
+        "name": row["name"],
+        "cardUrl": row.get("card_url") or "",
+        "registryUrl": row["links"]["self"],
+        "matchedSkills": skills,
+        "score": score,
+    }
+
+
+def answer(query: dict[str, Any], *, viewer: Viewer, request: HttpRequest) -> dict[str, Any]:
+    """The ``agentQueryResult`` for a valid ``agentQuery``. Raises ProblemError on bad filters."""
+    limit = query.get("limit", 10)
+    text = query.get("text", "")
+    filters = query.get("filters", {})
+    accepted: dict[str, list[str]] | None = None
+    if "payload" in query:
+        matches = queries.find_accepting(payload=query["payload"], limit=100, viewer=viewer)
+        accepted = {
+            a["id"]: sorted({s for m in a["matches"] for s in m.get("skills", [])})
+            for a in matches["agents"]
+        }
+    found = queries.search_agents(
+        text=text, filters=filters, limit=100 if accepted is not None else limit,
+        viewer=viewer, request=request,
+    )  # fmt: skip
+    rows = found["results"]
+    if accepted is not None:
+        rows = [r for r in rows if r["id"] in accepted]
+    scores = _text_scores(text, rows)
+    agents = [
+        _entry(
+            row,
+            score,
+            accepted[row["id"]] if accepted is not None else [s["id"] for s in row["skills"]],
+        )
+        for row, score in zip(rows, scores, strict=True)
+    ]
+    agents.sort(key=lambda a: -a["score"])
+    return {
+        "agents": agents[:limit],
+        "truncated": len(agents) > limit or bool(found["truncated"] and accepted is None),
+    }

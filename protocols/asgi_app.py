@@ -1,0 +1,137 @@
+"""The registry as one ASGI application: ``/mcp`` to the MCP SDK, everything else to Django.
+
+Requests for ``/mcp`` are read (at most ``MAX_BODY`` bytes) and checked for nesting before the
+SDK sees them, so oversized or deeply nested params get a JSON-RPC error object, never a 500.
+The MCP SDK's session manager needs the ASGI lifespan, which Django does not speak: lifespan
+events go to the MCP app only.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+Scope = dict[str, Any]
+Message = dict[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+App = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+MCP_PATH = "/mcp"
+MAX_BODY = 256 * 1024
+MAX_DEPTH = 32
+
+
+def nesting_depth(value: Any, limit: int) -> int:
+    """Depth of a parsed JSON value, counting stops once past ``limit``."""
+    depth, level = 0, [value]
+    while level and depth <= limit:
+        depth += 1
+        nxt: list[Any] = []
+        for item in level:
+            if isinstance(item, dict):
+                nxt.extend(v for v in item.values() if isinstance(v, dict | list))
+            elif isinstance(item, list):
+                nxt.extend(v for v in item if isinstance(v, dict | list))
+        level = nxt
+    return depth
+
+
+async def json_rpc_error(send: Send, status: int, code: int, message: str) -> None:
+    body = json.dumps(
+        {"jsonrpc": "2.0", "id": None, "error": {"code": code, "message": message}}
+    ).encode()
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", b"%d" % len(body)),
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})
+
+
+async def read_body(receive: Receive, cap: int) -> bytes | None:
+    """The whole request body, or None once it passes ``cap`` bytes."""
+    chunks: list[bytes] = []
+    size = 0
+    more = True
+    while more:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            break
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > cap:
+            return None
+        chunks.append(chunk)
+        more = message.get("more_body", False)
+    return b"".join(chunks)
+
+
+def guarded(
+    app: App, *, methods: frozenset[str], cap: int = MAX_BODY, depth: int = MAX_DEPTH
+) -> App:
+    """``app`` behind the size, nesting and method-name checks for JSON-RPC POSTs."""
+
+    async def guard(scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["method"] != "POST":
+            await app(scope, receive, send)
+            return
+        body = await read_body(receive, cap)
+        if body is None:
+            await json_rpc_error(send, 413, -32600, f"Request too large (limit {cap} bytes)")
+            return
+        try:
+            parsed = json.loads(body)
+        except (ValueError, RecursionError):
+            parsed = None  # the SDK answers a parse error (-32700) itself
+        if parsed is not None and nesting_depth(parsed, depth) > depth:
+            await json_rpc_error(send, 400, -32600, f"Request nested deeper than {depth} levels")
+            return
+        method = parsed.get("method") if isinstance(parsed, dict) else None
+        if isinstance(method, str) and method not in methods:
+            await json_rpc_error(send, 404, -32601, f"Method not found: {method}")
+            return
+        replayed = False
+
+        async def replay() -> Message:
+            nonlocal replayed
+            if not replayed:
+                replayed = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            return await receive()
+
+        await app(scope, replay, send)
+
+    return guard
+
+
+def registry_application(
+    django_app: App, make_mcp_app: Callable[[], App], methods: frozenset[str]
+) -> App:
+    """Dispatch on the path: ``/mcp`` to the MCP app, the rest to ``django_app``.
+
+    The SDK's session manager runs once per instance, so each lifespan (each server started in
+    this process, as the tests do) gets a fresh MCP app from ``make_mcp_app``.
+    """
+    current: list[App] = [guarded(make_mcp_app(), methods=methods)]
+
+    async def application(scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan":
+            mcp_app = make_mcp_app()
+            current[0] = guarded(mcp_app, methods=methods)
+            await mcp_app(scope, receive, send)
+        elif scope["type"] == "http" and (
+            scope["path"] == MCP_PATH or scope["path"].startswith(MCP_PATH + "/")
+        ):
+            # Rate limit call site (h-limits): a per-client limiter goes here for /mcp.
+            await current[0](scope, receive, send)
+        else:
+            await django_app(scope, receive, send)
+
+    return application
