@@ -52,7 +52,7 @@ PINNED: dict[str, int] = {
     "api/v1/schemas": 4,
     "api/v1/schemas/<anytext:name>": 6,
     "api/v1/schemas/<anytext:name>/agents": 3,
-    "api/v1/schemas/match": 3,  # GET: the detail of a schema named "match"
+    "api/v1/schemas/match": 0,  # POST only: GET is a 405
     "api/v1/schemas/sha256/<str:hex>": 3,
     "api/v1/skills": 1,
     "api/v1/tags": 1,
