@@ -107,9 +107,12 @@ def check(request: HttpRequest, scope: str, rate_text: str) -> HttpResponse | No
 
 def _user(request: HttpRequest) -> Any:
     """The signed-in user (session), or the owner of a valid ``Token``/``Bearer`` key."""
-    user = getattr(request, "user", None)
-    if user is not None and user.is_authenticated:
-        return user
+    # Only with a session cookie: touching request.user reads the session, which makes every
+    # answer vary on Cookie and spoils caching of public pages and badges.
+    if settings.SESSION_COOKIE_NAME in request.COOKIES:
+        user = getattr(request, "user", None)
+        if user is not None and user.is_authenticated:
+            return user
     words = request.META.get("HTTP_AUTHORIZATION", "").split()
     if len(words) == 2 and words[0].lower() in ("token", "bearer"):
         from rest_framework.authtoken.models import Token  # lazy: app models load after us
