@@ -25,18 +25,7 @@ from schemas_app.models import SchemaUse
 from schemas_app.payloads import DeclaredSchemas, check_message
 
 MAX_LIMIT = 100
-FILTERS = (
-    "tag",
-    "skill",
-    "input_mode",
-    "output_mode",
-    "schema",
-    "extension",
-    "verified",
-    "health",
-    "provider",
-    "streaming",
-)
+FILTERS = tuple(name for name in AgentSearch.PARAMETERS if name not in ("q", "valid", "status"))
 
 
 def base_request(base_url: str) -> HttpRequest:

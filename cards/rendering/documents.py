@@ -65,6 +65,31 @@ def _validation(agent: Agent) -> dict[str, Any]:
     }
 
 
+def health_section(agent: Agent, uptime: tuple[float | None, float | None]) -> dict[str, Any]:
+    return {
+        "state": agent.health,
+        "consecutive_failures": agent.consecutive_failures,
+        "gone_since": when(agent.gone_since),
+        "last_success_at": when(agent.last_success_at),
+        "uptime_7d": uptime[0],
+        "uptime_30d": uptime[1],
+    }
+
+
+def crawl_section(agent: Agent) -> dict[str, Any]:
+    return {
+        "status": agent.status,
+        "last_error": agent.last_error,
+        "last_error_code": agent.last_error_code,
+        "last_crawled_at": when(agent.last_crawled_at),
+        "last_success_at": when(agent.last_success_at),
+        "last_http_status": agent.last_http_status,
+        "fetch_ms": agent.fetch_ms,
+        "process_ms": agent.process_ms,
+        "next_crawl_at": when(agent.next_crawl_at),
+    }
+
+
 def summary(agent: Agent, skills: list[Skill]) -> dict[str, Any]:
     """One row of a search result."""
     return {
@@ -137,25 +162,8 @@ def detail(
             "extendedAgentCard": agent.extended_card,
         },
         "status": agent.status,
-        "health": {
-            "state": agent.health,
-            "consecutive_failures": agent.consecutive_failures,
-            "gone_since": when(agent.gone_since),
-            "last_success_at": when(agent.last_success_at),
-            "uptime_7d": uptime[0],
-            "uptime_30d": uptime[1],
-        },
-        "crawl": {
-            "status": agent.status,
-            "last_error": agent.last_error,
-            "last_error_code": agent.last_error_code,
-            "last_crawled_at": when(agent.last_crawled_at),
-            "last_success_at": when(agent.last_success_at),
-            "last_http_status": agent.last_http_status,
-            "fetch_ms": agent.fetch_ms,
-            "process_ms": agent.process_ms,
-            "next_crawl_at": when(agent.next_crawl_at),
-        },
+        "health": health_section(agent, uptime),
+        "crawl": crawl_section(agent),
         "content_sha256": agent.content_sha256,
         "signature": signature,
         "validation": validation,

@@ -315,25 +315,9 @@ def crawl_state_documents(agent: Agent) -> dict[str, Any] | None:
         signature_status=agent.signature_status,
         last_crawled_at=when(agent.last_crawled_at),
     )
-    week, month = uptimes([agent.pk]).get(agent.pk, (None, None))
     detail.update(status=agent.status, updated_at=when(agent.updated_at))
-    detail["health"] = {
-        "state": agent.health,
-        "consecutive_failures": agent.consecutive_failures,
-        "gone_since": when(agent.gone_since),
-        "last_success_at": when(agent.last_success_at),
-        "uptime_7d": week,
-        "uptime_30d": month,
-    }
-    detail["crawl"] = {
-        "status": agent.status,
-        "last_error": agent.last_error,
-        "last_error_code": agent.last_error_code,
-        "last_crawled_at": when(agent.last_crawled_at),
-        "last_success_at": when(agent.last_success_at),
-        "last_http_status": agent.last_http_status,
-        "fetch_ms": agent.fetch_ms,
-        "process_ms": agent.process_ms,
-        "next_crawl_at": when(agent.next_crawl_at),
-    }
+    detail["health"] = rendered.health_section(
+        agent, uptimes([agent.pk]).get(agent.pk, (None, None))
+    )
+    detail["crawl"] = rendered.crawl_section(agent)
     return {"summary_doc": json_text(summary), "detail_doc": json_text(detail)}
