@@ -15,7 +15,8 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
-from cards import health, hooks, pipeline, politeness, trust
+from cards import health, hooks, manifest_crawling, pipeline, politeness, trust
+from cards.ard import identifiers
 from cards.changes import summarise
 from cards.discovery import origin_of
 from cards.indexing import apply_summary, index_card
@@ -74,13 +75,23 @@ def agent_crawl(*, agent_id: Any) -> str:
     # What the fetch needs; the stored documents and findings stay in the database.
     agent = (
         Agent.objects.filter(pk=agent_id)
-        .only("id", "url", "discover", "card_url", "etag", "last_modified", "latest_snapshot")
+        .only(
+            "id", "url", "discover", "card_url", "etag", "last_modified", "latest_snapshot",
+            "submitted_by", "manifest",
+        )
         .first()
-    )
+    )  # fmt: skip
     if agent is None:
         return "missing"
     started_at = timezone.now()
     started = time.monotonic()
+    if agent.discover:
+        # ARD first: an origin that publishes a manifest lists its agents there (docs/ard.md).
+        found = manifest_crawling.resolve(origin_of(agent.url))
+        if found is not None:
+            return _record_manifest(agent, found, started_at=started_at, fetch_ms=_ms(started))
+        if agent.manifest_id is not None:
+            _manifest_withdrawn(agent.pk)
     try:
         result = fetch_card(agent.url, discover=agent.discover, headers=_conditional_headers(agent))
     except FetchError as err:
@@ -95,6 +106,66 @@ def agent_crawl(*, agent_id: Any) -> str:
     return card_ingest(
         agent_id=agent.pk, result=result, fetch_ms=_ms(started), started_at=started_at
     )
+
+
+MANIFEST_REASON = "This origin publishes an ARD manifest; its agents are listed from it: "
+
+
+def _record_manifest(
+    origin_agent: Agent, found: manifest_crawling.Found, *, started_at: datetime, fetch_ms: float
+) -> str:
+    """The origin publishes a manifest: its entries become agents, and the origin's own row
+    (not an agent itself) is hidden with a reason pointing at the manifest."""
+    manifest, inline = manifest_crawling.ingest(found, owner=origin_agent.submitted_by_id)
+    for agent_id, inline_card in inline:
+        card_ingest(agent_id=agent_id, result=inline_card)
+    now = timezone.now()
+    with transaction.atomic(), rendering_once():
+        agent = Agent.objects.select_for_update().get(pk=origin_agent.pk)
+        agent.manifest = manifest
+        agent.shape = "ard-manifest"
+        agent.name = str(manifest.host.get("displayName") or manifest.origin)[:512]
+        agent.description = (
+            f"ARD manifest at {manifest.url}: {manifest.agents.exclude(pk=agent.pk).count()} "
+            f"A2A agents, {manifest.entry_count} entries in all."
+        )
+        agent.status = Agent.Status.OK if manifest.status == "ok" else Agent.Status.ERROR
+        agent.last_error = manifest.last_error
+        agent.last_error_code = "" if manifest.status == "ok" else "ard.manifest"
+        result = found.result
+        failure = found.error.status if found.error else None
+        agent.last_http_status = result.status if result is not None else failure
+        agent.last_crawled_at = now
+        agent.fetch_ms = fetch_ms
+        if agent.moderation in Agent.PUBLIC_STATES:
+            agent.moderation = Agent.Moderation.HIDDEN
+            agent.moderation_reason = MANIFEST_REASON + manifest.url
+        if result is not None:
+            agent.last_success_at = now
+            health.after_success(agent, now, max_age=health.max_age_of(result.headers))
+        else:
+            health.after_failure(agent, now, http_status=agent.last_http_status, retry_after=None)
+        agent.save()
+        _attempt(
+            agent,
+            started_at=started_at,
+            outcome="manifest",
+            success=result is not None,
+            http_status=agent.last_http_status,
+            error=found.error,
+        )
+    return "manifest"
+
+
+def _manifest_withdrawn(agent_id: Any) -> None:
+    """The origin no longer publishes a manifest: its own row becomes an agent again."""
+    with transaction.atomic(), rendering_once():
+        agent = Agent.objects.select_for_update().get(pk=agent_id)
+        agent.manifest = None
+        if agent.moderation_reason.startswith(MANIFEST_REASON):
+            agent.moderation = Agent.Moderation.APPROVED
+            agent.moderation_reason = ""
+        agent.save()
 
 
 def _ms(started: float) -> float:
@@ -254,6 +325,8 @@ def card_ingest(
         agent.content_sha256 = sha256
         agent.card_url = result.url[:2048]
         _apply_report(agent, report, now)
+        if report.card is not None and not agent.ard_identifier:
+            identifiers.assign(agent, identifiers.derived(result.url, agent.name), source="derived")
         agent.last_http_status = result.status
         agent.last_crawled_at = now
         agent.fetch_ms = fetch_ms

@@ -63,10 +63,23 @@ def apply_summary(agent: Agent, card: dict[str, Any]) -> None:
         for item in as_list(card.get("supportedInterfaces"))
         if isinstance(item, dict)
     ]
-    agent.search_text = _search_text(card)
+    agent.search_text = _search_text(card, agent.ard_entry)
 
 
-def _search_text(card: dict[str, Any]) -> str:
+def entry_text(entry: dict[str, Any] | None) -> list[str]:
+    """What an ARD manifest entry adds to the agent's searchable text."""
+    entry = entry or {}
+    parts = [clip(entry.get("description"), 5000)]
+    parts.extend(string_items(entry.get("representativeQueries")))
+    parts.extend(string_items(entry.get("tags")))
+    return [p for p in parts if p]
+
+
+def search_text_of(card: dict[str, Any] | None, entry: dict[str, Any] | None) -> str:
+    return _search_text(card or {}, entry)
+
+
+def _search_text(card: dict[str, Any], entry: dict[str, Any] | None = None) -> str:
     parts: list[str] = [
         clip(card.get("name"), 512),
         clip(card.get("description"), 5000),
@@ -77,6 +90,7 @@ def _search_text(card: dict[str, Any]) -> str:
             parts.append(clip(skill.get("name"), 512))
             parts.append(clip(skill.get("description"), 2000))
             parts.extend(string_items(skill.get("tags")))
+    parts.extend(entry_text(entry))
     return "\n".join(p for p in parts if p)[:100000]
 
 

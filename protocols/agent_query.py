@@ -48,7 +48,7 @@ def _text_scores(text: str, rows: list[dict[str, Any]]) -> list[float]:
 def _entry(row: dict[str, Any], score: float, skills: list[str]) -> dict[str, Any]:
     return {
         "id": row["id"],
-        "identifiers": [],  # ARD urn:air: identifiers once the ard app (h-ard) is merged
+        "identifiers": [row["ard_identifier"]] if row.get("ard_identifier") else [],
         "name": row["name"],
         "cardUrl": row.get("card_url") or "",
         "registryUrl": row["links"]["self"],

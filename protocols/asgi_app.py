@@ -9,8 +9,13 @@ events go to the MCP app only.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Awaitable, Callable
 from typing import Any
+
+from asgiref.sync import sync_to_async
+
+from registry.limits import asgi_wait
 
 Scope = dict[str, Any]
 Message = dict[str, Any]
@@ -19,6 +24,29 @@ Send = Callable[[Message], Awaitable[None]]
 App = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 MCP_PATH = "/mcp"
+
+
+async def _too_many(send: Send, wait: float) -> None:
+    """429 with a JSON-RPC error object and Retry-After (the REST API's per-client limit)."""
+    body = json.dumps(
+        {
+            "jsonrpc": "2.0",
+            "id": None,
+            "error": {
+                "code": -32000,
+                "message": "Too many requests from this client; retry later.",
+            },
+        }
+    ).encode()
+    headers = [
+        (b"content-type", b"application/json"),
+        (b"retry-after", str(math.ceil(wait)).encode()),
+        (b"content-length", str(len(body)).encode()),
+    ]
+    await send({"type": "http.response.start", "status": 429, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
+
+
 MAX_BODY = 256 * 1024
 MAX_DEPTH = 32
 
@@ -129,7 +157,10 @@ def registry_application(
         elif scope["type"] == "http" and (
             scope["path"] == MCP_PATH or scope["path"].startswith(MCP_PATH + "/")
         ):
-            # Rate limit call site (h-limits): a per-client limiter goes here for /mcp.
+            wait = await sync_to_async(asgi_wait)(scope)
+            if wait:
+                await _too_many(send, wait)
+                return
             await current[0](scope, receive, send)
         else:
             await django_app(scope, receive, send)

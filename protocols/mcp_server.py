@@ -147,7 +147,10 @@ async def search_agents(
 @server.tool(structured_output=True)
 async def get_agent(
     ctx: Context[Any, Any, Any],
-    id: Annotated[str, Field(max_length=200, description="The agent's id (UUID).")],
+    id: Annotated[
+        str,
+        Field(max_length=600, description="The agent's id (UUID) or ARD identifier (urn:air:...)."),
+    ],
 ) -> dict[str, Any]:
     """One agent: card summary, skills, modes, schemas, signature, validation and health."""
     return dict(

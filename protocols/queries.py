@@ -86,12 +86,17 @@ def search_agents(
 
 
 def agent_row(viewer: Viewer, ident: str) -> Agent:
-    """One visible agent by id (UUID), or the API's 404 problem."""
+    """One visible agent by id (UUID) or ARD identifier (``urn:air:...``), or the API's 404."""
+    rows = Agent.objects.select_related("latest_snapshot")
+    if str(ident).startswith("urn:air:"):
+        found = (rows & gate.agents(viewer)).filter(ard_identifier=str(ident)).first()
+        if found is None:
+            raise gate.not_found()
+        return found
     try:
         pk = uuid.UUID(str(ident))
     except ValueError:
         raise gate.not_found() from None
-    rows = Agent.objects.select_related("latest_snapshot")
     return gate.agent(viewer, pk, queryset=rows)
 
 

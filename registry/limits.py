@@ -47,6 +47,20 @@ def client_address(request: HttpRequest) -> str:
     return peer
 
 
+def asgi_wait(scope: dict[str, Any]) -> float:
+    """The anonymous per-client limit for a request that never reaches Django (``/mcp``): the
+    seconds to wait, 0 to go on. The same budget as the REST API's (scope ``anon``)."""
+    rate = settings.REGISTRY_ANON_RATE
+    if not rate:
+        return 0.0
+    request = HttpRequest()
+    request.META["REMOTE_ADDR"] = (scope.get("client") or ("", 0))[0] or ""
+    for name, value in scope.get("headers") or []:
+        if name == b"x-forwarded-for":
+            request.META["HTTP_X_FORWARDED_FOR"] = value.decode("latin-1")
+    return hit("anon", client_address(request), Rate.parse(rate))
+
+
 def _is_ip(text: str) -> bool:
     try:
         ipaddress.ip_address(text)
@@ -82,7 +96,15 @@ def hit(scope: str, client: str, rate: Rate | None) -> float:
     return max(1.0, (window + 1) * rate.seconds - now)
 
 
-def too_many(wait: float, detail: str) -> HttpResponse:
+# Paths whose protocol has its own error shape (ARD, Appendix B).
+ARD_PREFIX = "/ard/"
+
+
+def too_many(wait: float, detail: str, *, path: str = "") -> HttpResponse:
+    if path.startswith(ARD_PREFIX):
+        response = JsonResponse({"errorCode": "RATE_LIMIT_EXCEEDED", "message": detail}, status=429)
+        response["Retry-After"] = str(math.ceil(wait))
+        return response
     response = JsonResponse(
         {
             "type": problem_type("rate-limited"),
@@ -101,7 +123,11 @@ def check(request: HttpRequest, scope: str, rate_text: str) -> HttpResponse | No
     """A 429 answer if this client is over ``rate_text`` in ``scope`` (None to go on)."""
     wait = hit(scope, client_address(request), Rate.parse(rate_text))
     if wait:
-        return too_many(wait, f"Too many requests from this client ({rate_text}); retry later.")
+        return too_many(
+            wait,
+            f"Too many requests from this client ({rate_text}); retry later.",
+            path=request.path,
+        )
     return None
 
 

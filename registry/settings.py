@@ -242,10 +242,32 @@ REGISTRY_ORIGIN_CONCURRENCY = env_int("REGISTRY_ORIGIN_CONCURRENCY", 2, minimum=
 REGISTRY_ORIGIN_MIN_GAP_SECONDS = env_float("REGISTRY_ORIGIN_MIN_GAP_SECONDS", 1.0, allow_zero=True)
 # New agents start approved (an open registry; curators hide or reject) unless this is false.
 REGISTRY_AUTO_APPROVE = env_bool("REGISTRY_AUTO_APPROVE", True)
+# ARD (docs/ard.md): peer registries for federated search, and how long `auto` waits for them.
+REGISTRY_ARD_PEERS = env_list("REGISTRY_ARD_PEERS", [])
+REGISTRY_ARD_FEDERATION_TIMEOUT = env_float("REGISTRY_ARD_FEDERATION_TIMEOUT", 2.0)
+# Manifests: at most this many entries are read from one manifest (the rest is a finding).
+REGISTRY_ARD_MAX_ENTRIES = env_int("REGISTRY_ARD_MAX_ENTRIES", 500, minimum=1)
 REGISTRY_IMPORT_MAX_URLS = env_int("REGISTRY_IMPORT_MAX_URLS", 10000, minimum=1)
 # URLs given inline ({"urls": [...]}): bounded by the request body cap (2.5 MB at 2,048 characters
 # a URL); longer lists go in a document ({"url": ...}), up to REGISTRY_IMPORT_MAX_URLS.
 REGISTRY_IMPORT_INLINE_MAX_URLS = env_int("REGISTRY_IMPORT_INLINE_MAX_URLS", 1000, minimum=1)
+
+# --- Semantic search (docs/search.md) ---------------------------------------------------------
+# auto: embed agents and rank `mode=semantic` searches when the model package is installed
+# (lexical otherwise, said once in the log); off: always lexical.
+REGISTRY_EMBEDDINGS = env_str("REGISTRY_EMBEDDINGS", "auto").lower()
+if REGISTRY_EMBEDDINGS not in ("auto", "off"):
+    raise ConfigError(f"REGISTRY_EMBEDDINGS must be auto or off (got {REGISTRY_EMBEDDINGS!r})")
+# The one relevance cutoff (0 to 100) of search and explore: agents scoring below it are left out.
+REGISTRY_SEMANTIC_CUTOFF = env_int("REGISTRY_SEMANTIC_CUTOFF", 40, minimum=0)
+if REGISTRY_SEMANTIC_CUTOFF > 100:
+    raise ConfigError("REGISTRY_SEMANTIC_CUTOFF must be from 0 to 100")
+# Threads the model may use in one process (1 per worker process suits a small machine).
+REGISTRY_EMBEDDING_THREADS = env_int("REGISTRY_EMBEDDING_THREADS", 1, minimum=1)
+# Where the converted model and the vector index snapshot are kept (a cache: safe to delete).
+REGISTRY_EMBEDDING_DIR = Path(
+    env_str("REGISTRY_EMBEDDING_DIR", str(BASE_DIR / "var" / "embedding"))
+)
 
 # --- Attestations (docs/badges-and-attestations.md) -----------------------------------------
 # The registry's Ed25519 key: PEM text or a file path; unset, one is generated and stored.

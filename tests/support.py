@@ -30,9 +30,15 @@ class CardServer:
     def __init__(self, host: str = "127.0.0.1") -> None:
         self.routes: dict[str, Reply | Handler] = {}
         self.requests: list[tuple[str, dict[str, str]]] = []
+        self.bodies: list[bytes] = []
         server = self
 
         class _Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:  # noqa: N802 - http.server's name
+                length = int(self.headers.get("Content-Length") or 0)
+                server.bodies.append(self.rfile.read(length))
+                self.do_GET()
+
             def do_GET(self) -> None:  # noqa: N802 - http.server's name
                 server.requests.append((self.path, dict(self.headers.items())))
                 route = server.routes.get(self.path)

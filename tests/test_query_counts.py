@@ -62,6 +62,14 @@ PINNED: dict[str, int] = {
     ".well-known/agent-card.json": 1,  # the registry's own card: its signing key
     "a2a": 0,  # JSON-RPC over POST: GET is a 405
     "readyz": 1,
+    ".well-known/ard.json": 0,
+    ".well-known/ai-catalog.json": 0,
+    "ard/": 0,
+    "ard/<path:rest>": 0,
+    "ard/search": 0,  # POST only: GET is a 405
+    "ard/explore": 0,  # POST only: GET is a 405
+    "ard/agents": 1,
+    "ard/agents/<path:identifier>": 1,
 }
 
 
@@ -93,6 +101,7 @@ def path_for(route: str, agent: Any) -> str:
         {
             "pk": str(agent.pk),
             "ident": str(agent.pk),
+            "identifier": str(agent.ard_identifier),
             "uri": EXTENSION,
             "name": "Counted",
             "hex": hashlib.sha256(rfc8785.dumps(SCHEMA)).hexdigest(),

@@ -145,6 +145,7 @@ def paths_for(route: str, agent: Agent, word: str) -> list[str]:
     values = {
         "pk": str(agent.pk),
         "ident": str(agent.pk),
+        "identifier": str(agent.ard_identifier),
         "uri": f"https://canary.example/{word}/ext",
     }
     paths = []

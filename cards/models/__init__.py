@@ -2,11 +2,13 @@
 
 from cards.models.activity import AuditEntry, CrawlAttempt, ImportItem, ImportJob
 from cards.models.agents import Agent, FacetCount
+from cards.models.ard import AgentEmbedding, Manifest
 from cards.models.cards import Extension, Mode, Skill, SkillTag, Snapshot
 from cards.models.keys import AgentEvent, AgentKey, PinnedKey, RegistrySigningKey
 
 __all__ = [
     "Agent",
+    "AgentEmbedding",
     "AgentEvent",
     "AgentKey",
     "AuditEntry",
@@ -15,6 +17,7 @@ __all__ = [
     "FacetCount",
     "ImportItem",
     "ImportJob",
+    "Manifest",
     "Mode",
     "PinnedKey",
     "RegistrySigningKey",

@@ -113,6 +113,31 @@ class Agent(models.Model):
         "Snapshot", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
 
+    # ARD (docs/ard.md)
+    ard_identifier = models.CharField(
+        max_length=512,
+        null=True,
+        blank=True,
+        unique=True,
+        help_text="urn:air:<publisher>:<namespace>:<name>; never reused for another agent.",
+    )
+    ard_identifier_source = models.CharField(
+        max_length=16, blank=True, help_text="manifest (the entry gave it) or derived."
+    )
+    manifest = models.ForeignKey(
+        "Manifest", null=True, blank=True, on_delete=models.SET_NULL, related_name="agents"
+    )
+    ard_entry = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="The manifest entry's discovery terms (representativeQueries, capabilities, "
+        "tags, trustManifest, description, version) without its inline data.",
+    )
+    manifest_listed = models.BooleanField(
+        null=True, blank=True, help_text="False once the entry disappeared from its manifest."
+    )
+    capabilities = TextArrayField(default=list, blank=True, help_text="ARD capability tokens.")
+
     # the read model (cards/rendering.py writes these; cards/reads/ serves them)
     tags = TextArrayField(
         default=list, blank=True, help_text="Distinct skill tags, lower-cased (GIN on PostgreSQL)."

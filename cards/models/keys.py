@@ -47,6 +47,9 @@ class AgentEvent(models.Model):
     class Kind(models.TextChoices):
         SIGNING_KEY_CHANGED = "signing-key-changed"
         SIGNATURE_STATUS_CHANGED = "signature-status-changed"
+        MANIFEST_ENTRY_REMOVED = "manifest-entry-removed"
+        MANIFEST_ENTRY_RESTORED = "manifest-entry-restored"
+        ARD_IDENTIFIER_REFUSED = "ard-identifier-refused"
 
     agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="events")
     snapshot = models.ForeignKey(

@@ -90,10 +90,27 @@ def crawl_section(agent: Agent) -> dict[str, Any]:
     }
 
 
+def ard_section(agent: Agent) -> dict[str, Any]:
+    """The agent as ARD sees it: its identifier and, when a manifest lists it, the entry's
+    discovery terms."""
+    entry = agent.ard_entry or {}
+    return {
+        "identifier": agent.ard_identifier,
+        "identifier_source": agent.ard_identifier_source or None,
+        "manifest_url": entry.get("manifestUrl"),
+        "listed": agent.manifest_listed,
+        "representative_queries": list(entry.get("representativeQueries") or []),
+        "capabilities": list(agent.capabilities or []),
+        "tags": list(entry.get("tags") or []),
+        "trust_manifest": entry.get("trustManifest"),
+    }
+
+
 def summary(agent: Agent, skills: list[Skill]) -> dict[str, Any]:
     """One row of a search result."""
     return {
         "id": str(agent.pk),
+        "ard_identifier": agent.ard_identifier,
         "url": agent.url,
         "card_url": agent.card_url,
         "name": agent.name,
@@ -146,6 +163,7 @@ def detail(
     validation["findings"] = agent.findings
     return {
         "id": str(agent.pk),
+        "ard_identifier": agent.ard_identifier,
         "url": agent.url,
         "card_url": agent.card_url,
         "name": agent.name,
@@ -183,6 +201,7 @@ def detail(
             {"uri": e.uri, "description": e.description, "required": e.required, "params": e.params}
             for e in extensions
         ],
+        "ard": ard_section(agent),
         "embed": badges.embed_snippets(agent, BASE),
         "created_at": when(agent.created_at),
         "updated_at": when(agent.updated_at),

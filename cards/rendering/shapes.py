@@ -99,6 +99,27 @@ class CrawlSerializer(serializers.Serializer):
     next_crawl_at = serializers.DateTimeField(allow_null=True)
 
 
+class ArdSectionSerializer(serializers.Serializer):
+    """The agent as ARD sees it (docs/ard.md)."""
+
+    identifier = serializers.CharField(
+        source="ard_identifier", allow_null=True, help_text="urn:air:<publisher>:<namespace>:<name>"
+    )
+    identifier_source = serializers.ChoiceField(
+        choices=["manifest", "derived"], source="ard_identifier_source", allow_null=True
+    )
+    manifest_url = serializers.CharField(allow_null=True)
+    listed = serializers.BooleanField(
+        source="manifest_listed",
+        allow_null=True,
+        help_text="False once the entry disappeared from its manifest; null without a manifest.",
+    )
+    representative_queries = serializers.ListField(child=serializers.CharField())
+    capabilities = serializers.ListField(child=serializers.CharField())
+    tags = serializers.ListField(child=serializers.CharField())
+    trust_manifest = serializers.JSONField(allow_null=True)
+
+
 class AgentSummarySerializer(serializers.ModelSerializer):
     """One row of a search result."""
 
@@ -111,6 +132,7 @@ class AgentSummarySerializer(serializers.ModelSerializer):
         model = Agent
         fields = [
             "id",
+            "ard_identifier",
             "url",
             "card_url",
             "name",
@@ -154,10 +176,12 @@ class AgentDetailSerializer(AgentSummarySerializer):
     signature = serializers.SerializerMethodField()
     health = serializers.SerializerMethodField()
     embed = serializers.SerializerMethodField()
+    ard = ArdSectionSerializer(source="*")
 
     class Meta(AgentSummarySerializer.Meta):
         fields = [
             "id",
+            "ard_identifier",
             "url",
             "card_url",
             "name",
@@ -177,6 +201,7 @@ class AgentDetailSerializer(AgentSummarySerializer):
             "validation",
             "skills",
             "extensions",
+            "ard",
             "embed",
             "created_at",
             "updated_at",

@@ -19,13 +19,13 @@ from django.db import connection, transaction
 from django.db.models import Count, Prefetch, Q
 from django.utils import timezone
 
-from cards.indexing import IndexRows
+from cards.indexing import IndexRows, normalise_tag
 from cards.models import Agent, CrawlAttempt, Extension, FacetCount, Mode, Skill, SkillTag
 from cards.rendering import documents as rendered
 
 # Bump when a document's shape changes; `manage.py render_documents` (and a data migration)
 # re-render every agent whose documents are older.
-DOC_FORMAT = 1
+DOC_FORMAT = 2
 
 FacetKey = tuple[str, str, str]  # kind, direction, key
 
@@ -168,6 +168,12 @@ def _store_many(agents: list[Agent]) -> None:
     deltas: dict[FacetKey, list[int]] = {}
     for agent in agents:
         skills = list(agent.skills.all())
+        ard_entry = agent.ard_entry or {}
+        # ARD capability tokens: the manifest entry's, and the skill ids of the card.
+        agent.capabilities = sorted(
+            {c for c in ard_entry.get("capabilities") or [] if isinstance(c, str)}
+            | {s.skill_id for s in skills if s.skill_id}
+        )[:100]
         agent.summary_doc = json_text(rendered.summary(agent, skills))
         agent.detail_doc = json_text(
             rendered.detail(
@@ -179,7 +185,11 @@ def _store_many(agents: list[Agent]) -> None:
             )
         )
         agent.doc_format = DOC_FORMAT
-        agent.tags = sorted({row.tag for row in agent.tag_rows.all()})
+        entry_tags = ard_entry.get("tags") or []
+        agent.tags = sorted(
+            {row.tag for row in agent.tag_rows.all()}
+            | {normalise_tag(t) for t in entry_tags if isinstance(t, str) and t.strip()}
+        )
         agent.mode_keys = mode_keys(agent.mode_rows.all())
         contribution = facet_contribution(agent) if counted(agent) else {}
         previous = {(k, d, key): (a, e) for k, d, key, a, e in agent.facet_keys or []}
@@ -192,7 +202,9 @@ def _store_many(agents: list[Agent]) -> None:
     changed = sorted((key, (a, e)) for key, (a, e) in deltas.items() if (a, e) != (0, 0))
     if changed:
         _upsert_counts(changed)
-    columns = ["summary_doc", "detail_doc", "doc_format", "tags", "mode_keys", "facet_keys"]
+    columns = [
+        "summary_doc", "detail_doc", "doc_format", "tags", "mode_keys", "facet_keys", "capabilities"
+    ]  # fmt: skip
     if len(agents) == 1:  # a crawl: one plain UPDATE (bulk_update builds a CASE per column)
         one = agents[0]
         Agent.objects.filter(pk=one.pk).update(**{name: getattr(one, name) for name in columns})

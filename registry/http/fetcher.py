@@ -165,8 +165,13 @@ def fetch(
     policy: FetchPolicy | None = None,
     headers: Mapping[str, str] | None = None,
     expect_json: bool = True,
+    method: str = "GET",
+    content: bytes | None = None,
 ) -> FetchResult:
     """GET ``url`` under the fetch policy. Every failure is a FetchError.
+
+    ``method="POST"`` with ``content`` sends a JSON body (federated ARD searches); a POST is
+    never redirected: a redirect answer is a failure.
 
     ``headers`` adds request headers (If-None-Match, If-Modified-Since, Accept); they are
     dropped when a redirect leaves the original origin, because validators and credentials
@@ -182,8 +187,14 @@ def fetch(
     with build_client(policy, deadline) as client:
         while True:
             hop_headers = caller_headers if _origin(current) == first_origin else {}
-            response = _send(client, current, hop_headers, deadline)
+            response = _send(client, current, hop_headers, deadline, method, content)
             try:
+                if response.has_redirect_location and method != "GET":
+                    raise FetchError(
+                        "redirect-refused",
+                        f"a {method} request is not redirected",
+                        url=str(current),
+                    )
                 if response.has_redirect_location:  # not is_redirect: that includes 304
                     if len(redirects) >= policy.max_redirects:
                         raise FetchError(
@@ -209,10 +220,17 @@ def fetch(
 
 
 def _send(
-    client: httpx.Client, url: httpx.URL, headers: Mapping[str, str], deadline: float
+    client: httpx.Client,
+    url: httpx.URL,
+    headers: Mapping[str, str],
+    deadline: float,
+    method: str = "GET",
+    content: bytes | None = None,
 ) -> httpx.Response:
     try:
-        request = client.build_request("GET", url, headers=headers)
+        if content is not None:
+            headers = {**headers, "content-type": "application/json"}
+        request = client.build_request(method, url, headers=headers, content=content)
         return client.send(request, stream=True)
     except FetchError:
         raise

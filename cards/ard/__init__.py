@@ -1,0 +1,1 @@
+"""ARD (Agentic Resource Discovery): identifiers, manifests and entry projections (docs/ard.md)."""

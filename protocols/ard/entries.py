@@ -1,0 +1,74 @@
+"""Agents as ARD entries: the projection search and list return, and the full entry."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from cards.models import Agent
+from protocols.ard.filters import A2A_TYPE
+
+# What a projection needs from an agent row (one query per page, no joins).
+COLUMNS = (
+    "id",
+    "ard_identifier",
+    "name",
+    "description",
+    "url",
+    "card_url",
+    "version",
+    "tags",
+    "capabilities",
+    "ard_entry",
+    "signature_status",
+    "health",
+    "updated_at",
+)
+
+
+def _artifact_url(agent: Agent, base: str) -> str:
+    if (agent.ard_entry or {}).get("inline"):
+        # An inline card (an entry's ``data``): the registry serves the exact bytes.
+        return f"{base}/api/v1/agents/{agent.pk}/card"
+    return agent.card_url or agent.url
+
+
+def projection(agent: Agent, *, base: str, source: str) -> dict[str, Any]:
+    """A search or list result: what helps choose among agents (ARD 5.3.2)."""
+    entry = agent.ard_entry or {}
+    out: dict[str, Any] = {
+        "identifier": agent.ard_identifier,
+        "displayName": agent.name or entry.get("displayName") or agent.ard_identifier,
+        "type": A2A_TYPE,
+        "url": _artifact_url(agent, base),
+    }
+    description = agent.description or entry.get("description")
+    if description:
+        out["description"] = description
+    if agent.tags:
+        out["tags"] = list(agent.tags)
+    if agent.capabilities:
+        out["capabilities"] = list(agent.capabilities)
+    if agent.version:
+        out["version"] = agent.version
+    out["updatedAt"] = agent.updated_at.isoformat().replace("+00:00", "Z")
+    # ai-catalog metadata values are scalars: the A2A facts no other ARD registry has.
+    out["metadata"] = {
+        "registryId": str(agent.pk),
+        "registryUrl": f"{base}/api/v1/agents/{agent.pk}",
+        "signature": agent.signature_status or "unknown",
+        "health": agent.health,
+    }
+    out["source"] = source
+    return out
+
+
+def full(agent: Agent, *, base: str, source: str) -> dict[str, Any]:
+    """The complete entry (GET /agents/{identifier}): the projection plus the discovery terms
+    the manifest gave (representative queries, trust manifest)."""
+    out = projection(agent, base=base, source=source)
+    entry = agent.ard_entry or {}
+    if entry.get("representativeQueries"):
+        out["representativeQueries"] = list(entry["representativeQueries"])
+    if entry.get("trustManifest") is not None:
+        out["trustManifest"] = entry["trustManifest"]
+    return out

@@ -1,0 +1,72 @@
+"""Reading ARD request bodies and parameters strictly: every mistake is a 400 naming it."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from django.http import HttpRequest
+
+from protocols.ard.errors import ArdError, invalid
+
+MAX_BODY = 64 * 1024
+MAX_TEXT = 1000
+
+
+def body(request: HttpRequest) -> dict[str, Any]:
+    if request.content_type not in ("application/json", ""):
+        raise ArdError(415, "the request body must be application/json")
+    length = request.META.get("CONTENT_LENGTH") or "0"
+    if not length.isdigit() or int(length) > MAX_BODY:
+        raise ArdError(413, f"the request body is larger than {MAX_BODY} bytes")
+    try:
+        data = json.loads(request.body or b"null")
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise invalid(f"the request body is not valid JSON ({exc})") from None
+    if not isinstance(data, dict):
+        raise invalid("the request body must be a JSON object")
+    return data
+
+
+def only(data: dict[str, Any], allowed: set[str], where: str) -> None:
+    unknown = sorted(set(data) - allowed)
+    if unknown:
+        name = f"{where}.{unknown[0]}" if where else unknown[0]
+        raise invalid(f"unknown member {name!r}; allowed: {', '.join(sorted(allowed))}", field=name)
+
+
+def integer(data: dict[str, Any], name: str, *, default: int, low: int, high: int) -> int:
+    value = data.get(name, default)
+    if isinstance(value, str) and value.isdigit():  # query parameters
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise invalid(f"{name} must be an integer from {low} to {high}", field=name)
+    return value
+
+
+def text(query: dict[str, Any], *, required: bool) -> str:
+    value = query.get("text")
+    if value is None and not required:
+        return ""
+    if not isinstance(value, str) or not value.strip():
+        raise invalid("query.text is required: a non-empty string", field="query.text")
+    if len(value) > MAX_TEXT:
+        raise invalid(f"query.text is longer than {MAX_TEXT} characters", field="query.text")
+    if "\x00" in value:
+        raise invalid("query.text contains a NUL character", field="query.text")
+    return " ".join(value.split())
+
+
+def query_object(data: dict[str, Any], *, required: bool) -> dict[str, Any]:
+    query = data.get("query")
+    if query is None and not required:
+        return {}
+    if not isinstance(query, dict):
+        raise invalid("query must be an object with text and filter", field="query")
+    only(query, {"text", "filter", "@context"}, "query")
+    context = query.get("@context")
+    if context is not None and not isinstance(context, dict | str | list):
+        raise invalid(
+            "query.@context must be an object, a string or an array", field="query.@context"
+        )
+    return query
