@@ -15,7 +15,7 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
-from cards import health, hooks, manifest_crawling, pipeline, politeness, trust
+from cards import health, hooks, manifest_crawling, pipeline, politeness, queue, trust
 from cards.ard import identifiers
 from cards.changes import summarise
 from cards.discovery import origin_of
@@ -321,6 +321,8 @@ def card_ingest(
             store.preload(agent, index_card(agent, report.card, fresh=previous is None))
             for step in hooks.index_steps:  # schemas_app: the schema index and its history
                 step(agent=agent, card=report.card, snapshot=snapshot)
+            # Its text may have changed: embed it for semantic search once this commits.
+            queue.embed_after_commit([str(agent.pk)])
         agent.latest_snapshot = snapshot
         agent.content_sha256 = sha256
         agent.card_url = result.url[:2048]

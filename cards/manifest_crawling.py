@@ -21,6 +21,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from cards import queue
 from cards.ard import identifiers
 from cards.ard.manifest import AgentEntry, ManifestReport, read
 from cards.discovery import origin_of
@@ -192,9 +193,10 @@ def ingest(found: Found, *, owner: Any = None) -> tuple[Manifest, list[tuple[Any
     body = found.result.body
     report = read(body, manifest_url=url, max_entries=settings.REGISTRY_ARD_MAX_ENTRIES)
     to_crawl: list[Any] = []
+    listed_ids: set[Any] = set()
     with transaction.atomic():
         if report.ok:
-            listed = set()
+            listed = listed_ids
             for entry in report.agents:
                 placed = _entry_agent(manifest, entry, report, owner)
                 if placed is None:
@@ -257,4 +259,8 @@ def ingest(found: Found, *, owner: Any = None) -> tuple[Manifest, list[tuple[Any
     for agent_id, inline in to_crawl:
         if inline is None:
             enqueue_crawl(agent_id)
+    # The entries' words (representative queries, tags, description) are part of what is
+    # embedded for natural-language search.
+    if report_agents := [str(pk) for pk in listed_ids]:
+        queue.embed_after_commit(report_agents)
     return manifest, [(agent_id, inline) for agent_id, inline in to_crawl if inline is not None]

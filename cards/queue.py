@@ -11,6 +11,8 @@ import logging
 from typing import Any
 
 from celery import current_app
+from django.conf import settings
+from django.db import transaction
 
 logger = logging.getLogger(__name__)
 
@@ -27,3 +29,11 @@ def send(name: str, *args: Any, countdown: float | None = None, priority: int = 
         logger.warning("could not queue %s%r", name, args, exc_info=True)
         return False
     return True
+
+
+def embed_after_commit(agent_ids: list[str]) -> None:
+    """Queue the embedding of these agents once the current transaction commits (their text
+    is then readable); nothing when embeddings are off (docs/search.md)."""
+    if settings.REGISTRY_EMBEDDINGS == "off" or not agent_ids:
+        return
+    transaction.on_commit(lambda: send("cards.embed_agents", list(agent_ids), priority=PERIODIC))

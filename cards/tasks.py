@@ -15,6 +15,8 @@ from django.utils import timezone
 
 from cards import crawling, imports, politeness, queue, scheduling, services
 from cards.discovery import origin_of
+from cards.embedding import store as embedding_store
+from cards.embedding import vectors
 from cards.models import Agent
 
 logger = logging.getLogger(__name__)
@@ -156,3 +158,25 @@ def process_import(self: Task, job_id: str) -> str:
 )
 def import_item(self: Task, item_id: int) -> str:
     return imports.import_item_process(item_id=item_id)
+
+
+@shared_task(
+    name="cards.embed_agents",
+    ignore_result=True,
+    acks_late=True,
+    soft_time_limit=settings.CELERY_TASK_SOFT_TIME_LIMIT,
+    time_limit=settings.CELERY_TASK_TIME_LIMIT,
+)
+def embed_agents(agent_ids: list[str]) -> int:
+    """Embed these agents for semantic search (those whose text changed); returns how many."""
+    return embedding_store.embed_agents(agent_ids)
+
+
+@shared_task(
+    name="cards.save_vector_index", ignore_result=True, soft_time_limit=600, time_limit=900
+)
+def save_vector_index() -> int:
+    """Write a new snapshot of the vector index for the web processes (docs/search.md)."""
+    if settings.REGISTRY_EMBEDDINGS == "off":
+        return 0
+    return vectors.save_snapshot()

@@ -1,13 +1,12 @@
 """The registry's own skill: answer an ``agentQuery`` with an ``agentQueryResult`` (seed 000).
 
-Text is matched by the natural-language search (the ``q`` filter until ``semantic.ranking`` is
-merged: see ``_text_scores``), filters are the v1 search filters, a payload is matched against
-the agents' declared input schemas. Every read goes through the visibility gate.
+Text is matched by the natural-language search (cards/reads/semantic.py: embeddings fused with
+full-text rank, one relevance cutoff), filters are the v1 search filters, a payload is matched
+against the agents' declared input schemas. Every read goes through the visibility gate.
 """
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 import jsonschema_rs
@@ -19,7 +18,6 @@ from protocols.own_card import AGENT_QUERY, AGENT_QUERY_RESULT
 
 _QUERY = jsonschema_rs.validator_for(AGENT_QUERY)
 RESULT_VALIDATOR = jsonschema_rs.validator_for(AGENT_QUERY_RESULT)
-_WORD = re.compile(r"\w+")
 
 
 def query_errors(data: Any) -> list[dict[str, str]]:
@@ -29,20 +27,6 @@ def query_errors(data: Any) -> list[dict[str, str]]:
         pointer = "".join(f"/{p}" for p in error.instance_path)
         out.append({"pointer": pointer, "message": error.message})
     return out
-
-
-def _text_scores(text: str, rows: list[dict[str, Any]]) -> list[float]:
-    """0..100 per row: the share of the query's words found in the agent's name, description
-    and skill names. Call site for ``semantic.ranking.rank`` (h-semantic) once merged."""
-    words = {w.lower() for w in _WORD.findall(text)}
-    if not words:
-        return [100.0] * len(rows)
-    scores = []
-    for row in rows:
-        skills = " ".join(s.get("name", "") for s in row.get("skills", []))
-        seen = {w.lower() for w in _WORD.findall(f"{row['name']} {row['description']} {skills}")}
-        scores.append(round(100.0 * len(words & seen) / len(words), 1))
-    return scores
 
 
 def _entry(row: dict[str, Any], score: float, skills: list[str]) -> dict[str, Any]:
@@ -76,7 +60,8 @@ def answer(query: dict[str, Any], *, viewer: Viewer, request: HttpRequest) -> di
     rows = found["results"]
     if accepted is not None:
         rows = [r for r in rows if r["id"] in accepted]
-    scores = _text_scores(text, rows)
+    # With text, the rows come ranked by the natural-language search, each with its score.
+    scores = [float(row.get("score", 100)) for row in rows]
     agents = [
         _entry(
             row,

@@ -53,7 +53,9 @@ server = FastMCP(
 
 
 class AgentList(BaseModel):
-    results: list[dict[str, Any]] = Field(description="Agent summaries, newest first.")
+    results: list[dict[str, Any]] = Field(
+        description="Agent summaries: best first with a score (0-100) for text, else newest first."
+    )
     truncated: bool = Field(description="More agents matched than the limit.")
 
 
@@ -111,7 +113,9 @@ Limit = Annotated[int, Field(ge=1, le=100, description="At most this many result
 @server.tool(structured_output=True)
 async def search_agents(
     ctx: Context[Any, Any, Any],
-    text: Annotated[str, Field(max_length=500, description="Words over name, skills.")] = "",
+    text: Annotated[
+        str, Field(max_length=500, description="A need in words: ranked by meaning.")
+    ] = "",
     tag: Annotated[list[str] | None, Field(description="Skill tags; all must match.")] = None,
     skill: str | None = None,
     input_mode: Annotated[str | None, Field(description="e.g. application/json;schema=X")] = None,

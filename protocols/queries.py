@@ -15,7 +15,7 @@ from django.http import HttpRequest, QueryDict
 
 from cards.api.reads import AGENTS
 from cards.models import Agent
-from cards.reads import documents, gate
+from cards.reads import documents, gate, semantic
 from cards.reads.gate import Viewer
 from cards.reads.params import Query
 from cards.reads.search import AgentSearch
@@ -74,13 +74,24 @@ def _as_query(text: str, filters: dict[str, Any]) -> QueryDict:
 def search_agents(
     *, text: str = "", filters: dict[str, Any], limit: int, viewer: Viewer, request: HttpRequest
 ) -> dict[str, Any]:
-    """Agents matching ``text`` and the v1 filters, in the API's list order and shape (the
-    same parsing, gate, SQL and stored summaries as ``GET /api/v1/agents``)."""
+    """Agents for a need said in ``text`` (natural-language ranking, each with its ``score``)
+    and the v1 filters; without text, in the API's list order. The same parsing, gate, SQL and
+    stored summaries as ``GET /api/v1/agents`` (``mode=semantic`` when there is text)."""
     limit = _limit(limit)
-    search = AgentSearch.parse(Query(_as_query(text, filters), AgentSearch.PARAMETERS))
-    agents = AGENTS.ordered(search.apply(gate.agents(viewer)), None)
-    texts, last = documents.page_of_summaries(agents, keys=AGENTS.fields, limit=limit)
+    search = AgentSearch.parse(Query(_as_query("", filters), AgentSearch.PARAMETERS))
+    agents = search.apply(gate.agents(viewer))
     base = documents.base_of(request)
+    text = " ".join(text.split())
+    if text:
+        found = semantic.rank(text, agents, limit=limit + 1)
+        results = []
+        for summary, score in documents.ranked_summaries(found[:limit]):
+            row = json.loads(documents.with_base(summary, base))
+            row["score"] = score
+            results.append(row)
+        return {"results": results, "truncated": len(found) > limit}
+    ordered = AGENTS.ordered(agents, None)
+    texts, last = documents.page_of_summaries(ordered, keys=AGENTS.fields, limit=limit)
     results = [json.loads(documents.with_base(text, base)) for text in texts]
     return {"results": results, "truncated": last is not None}
 

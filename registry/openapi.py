@@ -59,9 +59,18 @@ def problem(code: str) -> dict[str, Any]:
     }
 
 
+# component -> read-only fields that only some answers carry (``score``: mode=semantic).
+OPTIONAL_FIELDS = {"AgentSummary": {"score"}}
+
+
 def add_problems(result: dict[str, Any], generator: Any, request: Any, public: bool) -> Any:
     """drf-spectacular post-processing hook: see the module docstring."""
-    result.setdefault("components", {}).setdefault("schemas", {})["Problem"] = PROBLEM
+    schemas = result.setdefault("components", {}).setdefault("schemas", {})
+    schemas["Problem"] = PROBLEM
+    # Read-only fields count as required; these appear only on some answers.
+    for name, optional in OPTIONAL_FIELDS.items():
+        if name in schemas and "required" in schemas[name]:
+            schemas[name]["required"] = [f for f in schemas[name]["required"] if f not in optional]
     for path, item in result.get("paths", {}).items():
         for method, operation in item.items():
             if method not in ("get", "post", "put", "patch", "delete"):

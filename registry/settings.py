@@ -287,6 +287,8 @@ REGISTRY_ATTESTATION_TTL_SECONDS = env_int("REGISTRY_ATTESTATION_TTL_SECONDS", 3
 CELERY_BEAT_SCHEDULE = {
     "sweep-due-crawls": {"task": "cards.sweep_due", "schedule": REGISTRY_SWEEP_INTERVAL_SECONDS},
     "prune-crawl-attempts": {"task": "cards.prune_history", "schedule": 86400.0},
+    # The vector index snapshot the web processes open (docs/search.md); cheap when unchanged.
+    "save-vector-index": {"task": "cards.save_vector_index", "schedule": 300.0},
 }
 
 LOGGING = {

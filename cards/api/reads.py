@@ -7,6 +7,7 @@ No serializer runs on a read: details and search results were rendered when the 
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from typing import Any
 
 from django.db.models import BooleanField, ExpressionWrapper, Q
@@ -24,9 +25,9 @@ from rest_framework.views import APIView
 
 from cards.api.common import CURSOR, JSON, LIMIT, json_response, viewer_of
 from cards.models import Agent
-from cards.reads import compiled, documents, gate, paging
+from cards.reads import compiled, documents, gate, paging, semantic
 from cards.reads.gate import Viewer
-from cards.reads.params import Query
+from cards.reads.params import Query, invalid
 from cards.reads.search import AgentSearch
 from cards.rendering.shapes import AgentDetailDocumentSerializer, AgentSummarySerializer
 from registry.errors import ProblemError
@@ -38,6 +39,14 @@ IS_JSON = ExpressionWrapper(Q(latest_snapshot__data__isnull=False), output_field
 
 SEARCH_PARAMETERS = [
     OpenApiParameter("q", str, description="Text over name, description and skills."),
+    OpenApiParameter(
+        "mode",
+        str,
+        enum=["lexical", "semantic"],
+        description="lexical (default): q is a full-text filter, newest first. semantic: q is a "
+        "need in plain words; agents are ranked by meaning and words, each with a score (0 to "
+        "100), and those under the relevance cutoff are left out (docs/search.md).",
+    ),
     OpenApiParameter("tag", str, many=True, description="Skill tag; repeat it: all must match."),
     OpenApiParameter("skill", str, description="Skill id or name."),
     OpenApiParameter(
@@ -90,13 +99,16 @@ AGENT_OR_TOMBSTONE = PolymorphicProxySerializer(
 def agent_list(request: Request) -> HttpResponse:
     """Search agents: one query chooses the page on indexed columns; stored summaries form it."""
     query = Query(
-        request.query_params, [*AgentSearch.PARAMETERS, "cursor", "limit", "updated_since"]
+        request.query_params, [*AgentSearch.PARAMETERS, "mode", "cursor", "limit", "updated_since"]
     )
     limit = query.limit()
+    mode = query.choice("mode", ["lexical", "semantic"], default="lexical")
     since = query.timestamp("updated_since")
     if since is not None:
         return _changes(request, query, since, limit)
     search = AgentSearch.parse(query)
+    if mode == "semantic" and search.q:
+        return _ranked(request, query, search, limit)
     viewer = viewer_of(request)
     after = AGENTS.values(query.one("cursor"))
     columns = ("pk", "summary_doc", "doc_format", *AGENTS.fields)
@@ -109,6 +121,35 @@ def agent_list(request: Request) -> HttpResponse:
     cursor = AGENTS.next_cursor(last) if last is not None else None
     body = documents.results_json(
         texts, paging.next_link(request, cursor), base=documents.base_of(request)
+    )
+    return json_response(body)
+
+
+SEMANTIC_SCOPE = "agents-semantic"
+SEMANTIC_MAX_OFFSET = 1000
+
+
+def _ranked(request: Request, query: Query, search: AgentSearch, limit: int) -> HttpResponse:
+    """``mode=semantic``: the filters narrow, ``q`` ranks (cards.reads.semantic); pages by
+    offset, in a signed cursor."""
+    cursor = query.one("cursor")
+    offset = 0
+    if cursor:
+        values = paging.decode(SEMANTIC_SCOPE, cursor)
+        if len(values) != 1 or not isinstance(values[0], int) or values[0] < 0:
+            raise invalid("cursor", "is not a cursor this list issued")
+        offset = values[0]
+    agents = replace(search, q="").apply(gate.agents(viewer_of(request)))
+    found = semantic.rank(search.q, agents, limit=limit + 1, offset=offset)
+    more = len(found) > limit and offset + limit < SEMANTIC_MAX_OFFSET
+    texts = [
+        text[:-1] + f',"score":{score}}}'
+        for text, score in documents.ranked_summaries(found[:limit])
+    ]
+    next_cursor = paging.encode(SEMANTIC_SCOPE, [offset + limit]) if more else None
+
+    body = documents.results_json(
+        texts, paging.next_link(request, next_cursor), base=documents.base_of(request)
     )
     return json_response(body)
 

@@ -19,7 +19,7 @@ from cards.catalogue.common import (
     PAGE_SIZE,
 )
 from cards.models import Agent, FacetCount
-from cards.reads import documents, paging
+from cards.reads import documents, paging, semantic
 from cards.reads import facets as reads_facets
 from cards.reads.paging import Keyset
 from cards.reads.params import Query
@@ -124,6 +124,7 @@ def _row(summary: dict[str, Any]) -> SimpleNamespace:
                 tags.append(tag)
     provider = summary.get("provider") or {}
     return SimpleNamespace(
+        score=None,  # set on a ranked (semantic) page
         pk=summary["id"],
         url=summary["url"],
         name=summary["name"],
@@ -150,6 +151,29 @@ def _page(agents: QuerySet[Agent], search: Search) -> Page:
     if last is not None:
         next_url = "/?" + urlencode([*search.params(), ("cursor", AGENTS.next_cursor(last))])
     # Forward-only cursors: the way back is the first page.
+    previous_url = search.url() if search.cursor else None
+    return Page(agents=rows, next_url=next_url, previous_url=previous_url)
+
+
+def _ranked_page(agents: QuerySet[Agent], search: Search, text: str) -> Page:
+    """Agents ranked by how well they serve ``text`` (cards.reads.semantic), best first, with
+    their score; pages by offset in a signed cursor."""
+    offset = 0
+    if search.cursor:
+        values = paging.decode(AGENTS.scope, search.cursor)
+        if len(values) == 1 and isinstance(values[0], int) and values[0] >= 0:
+            offset = values[0]
+    found = semantic.rank(text, agents, limit=PAGE_SIZE + 1, offset=offset)
+    more = len(found) > PAGE_SIZE
+    rows = []
+    for text_doc, score in documents.ranked_summaries(found[:PAGE_SIZE]):
+        row = _row(json.loads(text_doc))
+        row.score = score
+        rows.append(row)
+    next_url = None
+    if more:
+        cursor = paging.encode(AGENTS.scope, [offset + PAGE_SIZE])
+        next_url = "/?" + urlencode([*search.params(), ("cursor", cursor)])
     previous_url = search.url() if search.cursor else None
     return Page(agents=rows, next_url=next_url, previous_url=previous_url)
 

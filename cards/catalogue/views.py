@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import uuid
+from dataclasses import replace
 from typing import Any
 
 from django.db.models import Prefetch
@@ -19,11 +20,12 @@ from cards.catalogue.search import (
     _active_filters,
     _facet_links,
     _page,
+    _ranked_page,
     facets,
     parse_search,
 )
 from cards.models import Agent, Extension, Mode, Skill
-from cards.reads import gate
+from cards.reads import gate, semantic
 from cards.reads.gate import Viewer
 
 # --- views -----------------------------------------------------------------------------------
@@ -36,7 +38,12 @@ def home(request: HttpRequest) -> HttpResponse:
     featured: list[Agent] = []
     if parsed is not None:
         viewer = Viewer.of(request.user)
-        page = _page(parsed.apply(gate.agents(viewer)), search)
+        if parsed.q and semantic.semantic_available():
+            # The search box takes a need in plain words: ranked by meaning (docs/search.md).
+            agents = replace(parsed, q="").apply(gate.agents(viewer))
+            page = _ranked_page(agents, search, parsed.q)
+        else:
+            page = _page(parsed.apply(gate.agents(viewer)), search)
         if not search.filtered and not search.cursor:
             featured = list(
                 gate.agents(viewer, include_gone=False)

@@ -8,21 +8,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.db import DatabaseError, migrations, transaction
+from django.db import migrations
 
 
 def render(apps: Any, schema_editor: Any) -> None:
-    # The current renderer, not historical models: the documents must have today's shape. If a
-    # later migration has not yet added a column today's models read, the rows stay stale and
-    # are rendered on first read or by `manage.py render_documents` after migrating.
-    from cards.rendering.store import facets_rebuild, render_all
+    from cards.rendering.store import render_stale_after_migrating
 
-    try:
-        with transaction.atomic():
-            render_all(stale_only=True)
-            facets_rebuild()
-    except DatabaseError as exc:
-        print(f"\n  documents left to `manage.py render_documents`: {exc}".rstrip())
+    render_stale_after_migrating(apps, schema_editor)
 
 
 class Migration(migrations.Migration):

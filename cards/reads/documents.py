@@ -71,6 +71,17 @@ def summaries(ids: Sequence[Any], docs: dict[Any, tuple[str, int]]) -> list[str]
     return [docs[pk][0] for pk in ids]
 
 
+def ranked_summaries(found: Sequence[tuple[Any, int]]) -> list[tuple[str, int]]:
+    """The stored summaries of ranked agents (``(id, score)``, best first), in that order, each
+    with its score; an agent gone meanwhile is left out."""
+    ids = [pk for pk, _ in found]
+    rows = Agent.objects.filter(pk__in=ids).values_list("pk", "summary_doc", "doc_format")
+    docs = {pk: (doc, fmt) for pk, doc, fmt in rows}
+    kept = [(pk, score) for pk, score in found if pk in docs]
+    texts = summaries([pk for pk, _ in kept], docs)
+    return [(text, score) for text, (_, score) in zip(texts, kept, strict=True)]
+
+
 def page_of_summaries(
     agents: QuerySet[Agent], *, keys: Sequence[str], limit: int
 ) -> tuple[list[str], list[Any] | None]:

@@ -123,6 +123,13 @@ class ArdSectionSerializer(serializers.Serializer):
 class AgentSummarySerializer(serializers.ModelSerializer):
     """One row of a search result."""
 
+    score = serializers.IntegerField(
+        read_only=True,
+        required=False,
+        min_value=0,
+        max_value=100,
+        help_text="Relevance to q (0-100), with mode=semantic only.",
+    )
     provider = ProviderField(source="*")
     skills = SkillBriefSerializer(many=True, read_only=True)
     validation = serializers.SerializerMethodField()
@@ -150,6 +157,7 @@ class AgentSummarySerializer(serializers.ModelSerializer):
             "last_crawled_at",
             "created_at",
             "links",
+            "score",
         ]
 
     def get_validation(self, agent: Agent) -> dict[str, Any]:

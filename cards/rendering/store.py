@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from datetime import timedelta
 from typing import Any
 
-from django.db import connection, transaction
+from django.db import DatabaseError, connection, transaction
 from django.db.models import Count, Prefetch, Q
 from django.utils import timezone
 
@@ -129,6 +129,19 @@ def render_all(*, batch: int = 500, stale_only: bool = False, progress: Any = No
         if progress is not None:
             progress(min(start + batch, len(ids)), len(ids))
     return len(ids)
+
+
+def render_stale_after_migrating(apps: Any, schema_editor: Any) -> None:
+    """A data migration's step when ``DOC_FORMAT`` changes: render every older row with today's
+    renderer (not historical models). If a later migration has not yet added a column today's
+    models read, the rows stay stale and are rendered on first read or by
+    ``manage.py render_documents`` after migrating."""
+    try:
+        with transaction.atomic():
+            render_all(stale_only=True)
+            facets_rebuild()
+    except DatabaseError as exc:
+        print(f"\n  documents left to `manage.py render_documents`: {exc}".rstrip())
 
 
 def uptimes(agent_ids: list[Any]) -> dict[Any, tuple[float | None, float | None]]:

@@ -6,6 +6,7 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
+from django.core.exceptions import EmptyResultSet
 from django.db import connection
 from django.db.models import Count, QuerySet
 
@@ -27,17 +28,32 @@ def _grouped(rows: QuerySet[Any], column: str, agent: str = "agent") -> Counts:
     return [(str(value), n) for value, n in found if value is not None]
 
 
+def _subquery(agents: QuerySet[Agent]) -> tuple[str, tuple[Any, ...]] | None:
+    """The SQL of the matched set's ids, or None when it is empty by construction."""
+    try:
+        return agents.values("pk").query.sql_with_params()
+    except EmptyResultSet:
+        return None
+
+
+def _sql_counts(agents: QuerySet[Agent], value: str, source: str) -> Counts:
+    """``SELECT value, count(*) FROM source`` over the matched agents (PostgreSQL), grouped."""
+    built = _subquery(agents)
+    if built is None:
+        return []
+    sql, params = built
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT {value}, count(*) FROM {source} WHERE a.id IN ({sql}) GROUP BY 1",  # noqa: S608
+            params,
+        )
+        return [(v, n) for v, n in cursor.fetchall()]
+
+
 def _array(column: str) -> Callable[[QuerySet[Agent]], Counts]:
     def counts(agents: QuerySet[Agent]) -> Counts:
         if connection.vendor == "postgresql":
-            sql, params = agents.values("pk").query.sql_with_params()
-            with connection.cursor() as cursor:
-                cursor.execute(
-                    f"SELECT v, count(*) FROM cards_agent a, unnest(a.{column}) v "  # noqa: S608
-                    f"WHERE a.id IN ({sql}) GROUP BY v",
-                    params,
-                )
-                return [(v, n) for v, n in cursor.fetchall()]
+            return _sql_counts(agents, "v", f"cards_agent a, unnest(a.{column}) v")
         tally: Counter[str] = Counter()
         for values in agents.values_list(column, flat=True):
             tally.update(set(values or []))
@@ -47,16 +63,9 @@ def _array(column: str) -> Callable[[QuerySet[Agent]], Counts]:
 
 
 def _publisher(agents: QuerySet[Agent]) -> Counts:
-    tally: Counter[str] = Counter()
     if connection.vendor == "postgresql":
-        sql, params = agents.values("pk").query.sql_with_params()
-        with connection.cursor() as cursor:
-            cursor.execute(
-                "SELECT split_part(ard_identifier, ':', 3), count(*) FROM cards_agent "  # noqa: S608
-                f"WHERE id IN ({sql}) GROUP BY 1",
-                params,
-            )
-            return [(v, n) for v, n in cursor.fetchall()]
+        return _sql_counts(agents, "split_part(a.ard_identifier, ':', 3)", "cards_agent a")
+    tally: Counter[str] = Counter()
     for identifier in agents.values_list("ard_identifier", flat=True):
         tally[(identifier or "::").split(":")[2]] += 1
     return list(tally.items())

@@ -17,7 +17,7 @@ from django.views.decorators.csrf import csrf_exempt
 
 from cards.ard import identifiers
 from cards.models import Agent
-from cards.reads import gate, paging
+from cards.reads import gate, paging, semantic
 from cards.reads.documents import base_of
 from protocols.ard import entries, facets, federation, filters, listing, requests
 from protocols.ard.errors import ArdError, invalid
@@ -107,8 +107,6 @@ def search(request: HttpRequest) -> HttpResponse:
     scope = "ard-search:" + _fingerprint(text, terms)
     position = _token(scope, data.get("pageToken"))
     offset = int(position[0]) if position else 0
-    from cards.reads import semantic  # TEMP until merged
-
     viewer = gate.Viewer.of(request.user)
     ranked = semantic.rank(text, _matched(viewer, terms), limit=size + 1, offset=offset)
     page = ranked[:size]
@@ -142,8 +140,6 @@ def explore(request: HttpRequest) -> HttpResponse:
     wanted = facets.requested(data.get("resultType"))
     viewer = gate.Viewer.of(request.user)
     agents = _matched(viewer, terms)
-    from cards.reads import semantic  # TEMP until merged
-
     if text:
         # The same relevance cutoff as search: the matched set is what search would return.
         agents = agents.filter(pk__in=semantic.matched_ids(text, agents))

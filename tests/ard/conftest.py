@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from cards.crawling import card_ingest
+from cards.embedding import model, store
 from cards.models import Agent
 from registry.http import FetchResult
 
@@ -40,6 +41,10 @@ def ingest(db: None) -> Callable[[str, bytes], Agent]:
     def put(url: str, body: bytes) -> Agent:
         agent, _ = Agent.objects.get_or_create(url=url, defaults={"card_url": url})
         card_ingest(agent_id=agent.pk, result=FetchResult.local(url, body))
+        # The crawl queues the embedding when its transaction commits, which a test
+        # transaction never does: embed now, as the worker would.
+        if model.available():
+            store.embed_agents([agent.pk])
         return Agent.objects.get(pk=agent.pk)
 
     return put

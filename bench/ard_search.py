@@ -1,0 +1,131 @@
+"""ARD search benchmark: ``POST /ard/search`` under gunicorn, driven by wrk with distinct needs.
+
+Reports, medians over ``--runs``:
+
+- one client (wrk -c1): p50 and p99 latency and req/s;
+- ``--connections`` (16) closed-loop connections: req/s, p50, p99;
+- the floor in the same run: ``cards.reads.semantic.rank`` called in-process for the same needs
+  (query embedding included, no HTTP, no JSON), p50.
+
+Needs are generated like bench/semantic_load.py's (never seen by the query cache). The database
+must be seeded and embedded first::
+
+    .venv/bin/python bench/seed.py -n 100000 --recreate \\
+        --database-url postgres://postgres@127.0.0.1:5432/registry_sem_bench_100k
+    .venv/bin/python bench/semantic_load.py \\
+        --database-url postgres://postgres@127.0.0.1:5432/registry_sem_bench_100k
+    .venv/bin/python bench/ard_search.py \\
+        --database-url postgres://postgres@127.0.0.1:5432/registry_sem_bench_100k --runs 3
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import signal
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench import read_load  # noqa: E402
+from bench._common import percentile, setup_django  # noqa: E402
+from bench.semantic_load import needs  # noqa: E402
+
+LUA = """
+local bodies = {}
+for line in io.lines(os.getenv("BENCH_PATHS")) do bodies[#bodies + 1] = line end
+local n = 0
+request = function()
+  n = n + 1
+  return wrk.format("POST", "/ard/search", {["Content-Type"] = "application/json"},
+                    bodies[(n % #bodies) + 1])
+end
+"""
+
+
+def bodies(count: int, seed: int) -> list[str]:
+    out = []
+    for n, text in enumerate(needs(count, seed)):
+        body: dict[str, Any] = {"query": {"text": text}, "federation": "none", "pageSize": 10}
+        if n % 4 == 3:  # a quarter with an A2A filter as well
+            body["query"]["filter"] = {"inputModes": ["text/plain"]}
+        out.append(json.dumps(body))
+    return out
+
+
+def floor(texts: list[str]) -> float:
+    """In-process ranking of the same needs: the cost without HTTP and JSON."""
+    from cards.reads import gate, semantic
+    from protocols.ard import filters
+
+    rows = filters.apply(gate.agents(), {})
+    semantic.rank("warm up the model and the index", rows, limit=11)
+    times = []
+    for text in texts:
+        started = time.perf_counter()
+        semantic.rank(text, rows, limit=11)
+        times.append((time.perf_counter() - started) * 1000)
+    return percentile(times, 50)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--database-url", required=True)
+    parser.add_argument("--redis-url", default="")
+    parser.add_argument("--port", type=int, default=8093)
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--connections", type=int, default=16)
+    parser.add_argument("--duration", type=int, default=10)
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--needs", type=int, default=2000)
+    parser.add_argument("--seed", type=int, default=20261125)
+    args = parser.parse_args()
+    if shutil.which("wrk") is None:
+        raise SystemExit("wrk is needed: apt-get install wrk")
+    setup_django(args.database_url)
+    texts = [json.loads(b)["query"]["text"] for b in bodies(200, args.seed + 1)]
+    floor_p50 = floor(texts)
+    with tempfile.NamedTemporaryFile("w", suffix=".jsonl", delete=False) as handle:
+        handle.write("\n".join(bodies(args.needs, args.seed)) + "\n")
+        bodies_file = handle.name
+    with tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False) as handle:
+        handle.write(LUA)
+        script = handle.name
+    server = read_load.start_server(args)
+    runs: dict[str, list[dict[str, Any]]] = {"one": [], "many": []}
+    try:
+        read_load.wrk(args.port, bodies_file, script, 1, 3)  # warm: model, index, connections
+        for _ in range(args.runs):
+            runs["one"].append(read_load.wrk(args.port, bodies_file, script, 1, args.duration))
+            runs["many"].append(
+                read_load.wrk(args.port, bodies_file, script, args.connections, args.duration)
+            )
+    finally:
+        server.send_signal(signal.SIGTERM)
+        server.wait(10)
+
+    def median(kind: str, key: str) -> float:
+        return statistics.median(run[key] for run in runs[kind])
+
+    errors = sum(run["errors"] for kind in runs.values() for run in kind)
+    print(f"floor: semantic.rank in-process p50 {floor_p50:.2f} ms")
+    print(
+        f"1 client: p50 {median('one', 'p50'):.2f} ms, p99 {median('one', 'p99'):.2f} ms, "
+        f"{median('one', 'rps'):.1f} req/s"
+    )
+    print(
+        f"{args.connections} connections: {median('many', 'rps'):.1f} req/s, "
+        f"p50 {median('many', 'p50'):.2f} ms, p99 {median('many', 'p99'):.2f} ms"
+    )
+    print(f"non-2xx answers: {errors}")
+
+
+if __name__ == "__main__":
+    main()

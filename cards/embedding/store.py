@@ -1,0 +1,101 @@
+"""Computing and storing the agents' embeddings: ``AgentEmbedding`` rows are the source of truth.
+
+An agent is embedded again only when its text (or the model) changed: the row keeps the sha256
+of both. Each write takes a new ``seq`` (a PostgreSQL sequence; on SQLite, one more than the
+largest), which is how every process's vector index finds what changed
+(:mod:`cards.embedding.vectors`).
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Iterable, Sequence
+
+from django.db import connection, transaction
+
+from cards.embedding import model
+from cards.embedding.texts import agent_texts, digest
+from cards.models import AgentEmbedding
+
+CHUNK = 64
+
+
+def _next_seqs(count: int) -> list[int]:
+    with connection.cursor() as cursor:
+        if connection.vendor == "postgresql":
+            cursor.execute(
+                "SELECT nextval('cards_agentembedding_seq') FROM generate_series(1, %s)", [count]
+            )
+            return [row[0] for row in cursor.fetchall()]
+        cursor.execute("SELECT COALESCE(MAX(seq), 0) FROM cards_agentembedding")
+        top = cursor.fetchone()[0]
+    return list(range(top + 1, top + 1 + count))
+
+
+def embed_agents(ids: Iterable[uuid.UUID | str], *, force: bool = False) -> int:
+    """Embed the agents of ``ids`` whose text changed (all of them with ``force``); returns how
+    many rows were written. Agents without text yet (never crawled) are left alone."""
+    wanted = list(ids)
+    if not wanted or not model.available():
+        return 0
+    written = 0
+    for start in range(0, len(wanted), CHUNK):
+        try:
+            written += _embed_chunk(wanted[start : start + CHUNK], force=force)
+        except model.Unavailable:  # the model failed to load: said once in the log
+            break
+    return written
+
+
+def _embed_chunk(ids: Sequence[uuid.UUID | str], *, force: bool) -> int:
+    texts = {pk: text for pk, text in agent_texts(ids).items() if text}
+    if not texts:
+        return 0
+    name = model.model_id()
+    digests = {pk: digest(text, name) for pk, text in texts.items()}
+    if not force:
+        stored = dict(
+            AgentEmbedding.objects.filter(agent_id__in=list(texts)).values_list(
+                "agent_id", "text_sha256"
+            )
+        )
+        texts = {pk: text for pk, text in texts.items() if stored.get(pk) != digests[pk]}
+    if not texts:
+        return 0
+    keys = list(texts)
+    vectors = model.embed([texts[pk] for pk in keys])
+    with transaction.atomic():
+        seqs = _next_seqs(len(keys))
+        rows = [
+            AgentEmbedding(
+                agent_id=pk,
+                model=name,
+                text_sha256=digests[pk],
+                vector=vectors[i].astype("<f4").tobytes(),
+                seq=seqs[i],
+            )
+            for i, pk in enumerate(keys)
+        ]
+        AgentEmbedding.objects.bulk_create(
+            rows,
+            update_conflicts=True,
+            unique_fields=["agent"],
+            update_fields=["model", "text_sha256", "vector", "seq", "updated_at"],
+        )
+    return len(rows)
+
+
+def reembed_all(
+    *, force: bool = False, batch: int = 256, progress: Callable[[int, int], None] | None = None
+) -> int:
+    """Embed every agent (those whose text changed, or all with ``force``), in id order; calls
+    ``progress(done, total)`` after each batch. Returns how many rows were written."""
+    from cards.models import Agent
+
+    ids = list(Agent.objects.order_by("pk").values_list("pk", flat=True))
+    written = 0
+    for start in range(0, len(ids), batch):
+        written += embed_agents(ids[start : start + batch], force=force)
+        if progress is not None:
+            progress(min(start + batch, len(ids)), len(ids))
+    return written

@@ -1,0 +1,88 @@
+"""The text of an agent that is embedded: what it is and what it does, in its own words.
+
+Name, description, the ARD entry's description and representative queries, then each skill's
+name, description and examples. Examples that are structured payloads (JSON, starting with
+``{`` or ``[``) say little about the need they serve and are left out; repeated strings are kept
+once. The model reads the first 128 tokens (it was trained on 128), so the most telling parts
+come first.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import uuid
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from cards.models import Agent, Skill
+
+MAX_CHARS = 4000  # well past 128 tokens: the tokenizer truncates the rest
+
+
+def _strings(value: Any) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, list):
+        return [item for item in value if isinstance(item, str)]
+    return []
+
+
+def compose(
+    *,
+    name: str,
+    description: str,
+    ard_entry: Any,
+    skills: Iterable[tuple[str, str, Any]],
+) -> str:
+    """The text of one agent from its parts; ``skills`` are (name, description, examples)."""
+    entry = ard_entry if isinstance(ard_entry, dict) else {}
+    parts: list[str] = []
+    seen: set[str] = set()
+
+    def add(text: str) -> None:
+        text = " ".join(text.split())
+        key = text.lower()
+        if text and key not in seen:
+            seen.add(key)
+            parts.append(text)
+
+    add(name)
+    add(description)
+    for text in _strings(entry.get("description")):
+        add(text)
+    for text in _strings(entry.get("representativeQueries"))[:10]:
+        add(text)
+    examples: list[str] = []
+    for skill_name, skill_description, skill_examples in skills:
+        add(skill_name)
+        add(skill_description)
+        examples.extend(
+            text for text in _strings(skill_examples) if not text.lstrip().startswith(("{", "["))
+        )
+    for text in examples:
+        add(text)
+    return "\n".join(parts)[:MAX_CHARS]
+
+
+def digest(text: str, model: str) -> str:
+    """What decides whether an agent needs embedding again: its text and the model."""
+    return hashlib.sha256(f"{model}\x00{text}".encode()).hexdigest()
+
+
+def agent_texts(ids: Sequence[uuid.UUID | str]) -> dict[uuid.UUID, str]:
+    """The text of each agent of ``ids`` that exists (two queries); empty when it has none yet."""
+    rows = list(
+        Agent.objects.filter(pk__in=list(ids)).values_list("pk", "name", "description", "ard_entry")
+    )
+    skills: dict[uuid.UUID, list[tuple[str, str, Any]]] = defaultdict(list)
+    for agent_id, name, description, examples in (
+        Skill.objects.filter(agent_id__in=[row[0] for row in rows])
+        .order_by("agent_id", "position")
+        .values_list("agent_id", "name", "description", "examples")
+    ):
+        skills[agent_id].append((name, description, examples))
+    return {
+        pk: compose(name=name, description=description, ard_entry=entry, skills=skills[pk])
+        for pk, name, description, entry in rows
+    }

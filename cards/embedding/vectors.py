@@ -1,0 +1,348 @@
+"""The process-wide vector index: nearest agents to a query vector, and exact cosines.
+
+``AgentEmbedding`` rows in the database are the source of truth. The index a process uses has
+two parts:
+
+- a **snapshot**: a usearch HNSW graph, the agents' ids, seqs and float32 vectors, in files
+  under ``REGISTRY_EMBEDDING_DIR`` written by the worker (:func:`save_snapshot`, run by the beat
+  task ``cards.save_vector_index`` and by ``manage.py reembed``). Processes open it memory-mapped,
+  so the web workers of a machine share its pages;
+- a **delta**: the rows written since the snapshot, read from the database by ``seq`` at most
+  once a second (:data:`REFRESH_SECONDS`) and scanned exactly (they are few).
+
+Commits can land out of ``seq`` order (two workers), so each refresh looks again at the rows of
+the last :data:`WINDOW_SECONDS` seconds and keeps those it has not applied. A newer snapshot is
+picked up by the same refresh. Without a snapshot everything is delta: an exact scan, which is
+what small registries (``make run``, tests) use.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import re
+import shutil
+import threading
+import time
+import uuid
+from collections import deque
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from django.conf import settings
+from django.db.models import Max
+
+from cards.embedding.model import DIM, NAME, load_runtime_first
+from cards.models import AgentEmbedding
+
+logger = logging.getLogger(__name__)
+
+REFRESH_SECONDS = 1.0
+WINDOW_SECONDS = 30.0
+
+
+def _vector(raw: Any) -> np.ndarray:
+    return np.frombuffer(bytes(raw), dtype="<f4").astype(np.float32)
+
+
+def _directory() -> Path:
+    """The snapshots of this database (one directory per database: a snapshot describes the
+    rows of the database it was written from)."""
+    from django.db import connection
+
+    name = str(connection.settings_dict.get("NAME") or "default")
+    slug = re.sub(r"[^A-Za-z0-9_.-]+", "_", Path(name).name if "/" in name else name)
+    return Path(settings.REGISTRY_EMBEDDING_DIR) / "index" / f"{connection.vendor}-{slug}"
+
+
+@dataclass
+class _Snapshot:
+    """Files written by :func:`save_snapshot`, opened read-only (memory-mapped)."""
+
+    ids: list[uuid.UUID] = field(default_factory=list)
+    seqs: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    matrix: np.ndarray = field(default_factory=lambda: np.zeros((0, DIM), dtype=np.float32))
+    graph: Any = None
+    position: dict[uuid.UUID, int] = field(default_factory=dict)
+    floor: int = 0
+    mark: int = 0
+    name: str = ""
+
+    @classmethod
+    def open(cls, name: str) -> _Snapshot | None:
+        load_runtime_first()
+        from usearch.index import Index
+
+        path = _directory() / name
+        try:
+            meta = json.loads((path / "meta.json").read_text())
+            raw_ids = np.load(path / "ids.npy")
+            snapshot = cls(
+                ids=[uuid.UUID(bytes=bytes(row)) for row in raw_ids],
+                seqs=np.load(path / "seqs.npy"),
+                matrix=np.load(path / "matrix.npy", mmap_mode="r"),
+                graph=Index.restore(str(path / "graph.usearch"), view=True),
+                floor=int(meta["floor"]),
+                mark=int(meta["mark"]),
+                name=name,
+            )
+        except (OSError, ValueError, KeyError):
+            logger.warning("the vector index snapshot %s is unreadable: ignored", path)
+            return None
+        snapshot.position = {pk: i for i, pk in enumerate(snapshot.ids)}
+        return snapshot
+
+
+def _current_name() -> str | None:
+    try:
+        return (_directory() / "current").read_text().strip() or None
+    except OSError:
+        return None
+
+
+class VectorIndex:
+    """One process's view of every agent's vector (see the module's docstring)."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.snapshot = _Snapshot()
+        self.delta: dict[uuid.UUID, tuple[int, np.ndarray]] = {}
+        self.delta_ids: list[uuid.UUID] = []
+        self.delta_matrix = np.zeros((0, DIM), dtype=np.float32)
+        self.marks: deque[tuple[float, int]] = deque()
+        self.checked = 0.0
+        self.loaded = False
+
+    # --- keeping in step ------------------------------------------------------------------
+
+    def refresh(self, *, force: bool = False) -> None:
+        """Read what changed since the last look (at most once a second unless ``force``)."""
+        now = time.monotonic()
+        if not force and self.loaded and now - self.checked < REFRESH_SECONDS:
+            return
+        with self.lock:
+            if not force and self.loaded and now - self.checked < REFRESH_SECONDS:
+                return
+            self.checked = now
+            name = _current_name()
+            if not self.loaded or (name is not None and name != self.snapshot.name):
+                self._open(name)
+            self._catch_up(now)
+
+    def _open(self, name: str | None) -> None:
+        snapshot = _Snapshot.open(name) if name else None
+        self.snapshot = snapshot or _Snapshot()
+        self.delta = {}
+        self.marks = deque([(float("-inf"), self.snapshot.floor)])
+        self.loaded = True
+
+    def _floor(self, now: float) -> int:
+        """The highest mark seen at least WINDOW_SECONDS ago: rows after it are looked at."""
+        while len(self.marks) > 1 and now - self.marks[1][0] >= WINDOW_SECONDS:
+            self.marks.popleft()
+        return self.marks[0][1]
+
+    def _applied(self, pk: uuid.UUID, seq: int) -> bool:
+        if pk in self.delta:
+            return self.delta[pk][0] >= seq
+        at = self.snapshot.position.get(pk)
+        return at is not None and int(self.snapshot.seqs[at]) >= seq
+
+    def _catch_up(self, now: float) -> None:
+        floor = self._floor(now)
+        rows = AgentEmbedding.objects.filter(model__startswith=NAME + "/")
+        seen = [
+            (pk, int(seq)) for pk, seq in rows.filter(seq__gt=floor).values_list("agent_id", "seq")
+        ]
+        fresh = [pk for pk, seq in seen if not self._applied(pk, seq)]
+        found: list[tuple[Any, ...]] = []
+        for start in range(0, len(fresh), 1000):
+            chunk = fresh[start : start + 1000]
+            found.extend(rows.filter(agent_id__in=chunk).values_list("agent_id", "vector", "seq"))
+        mark = max([seq for _, seq in seen], default=floor)
+        if mark > self.marks[-1][1]:
+            self.marks.append((now, mark))
+        if found:
+            for pk, raw, seq in found:
+                if not self._applied(pk, int(seq)):
+                    self.delta[pk] = (int(seq), _vector(raw))
+            self.delta_ids = list(self.delta)
+            self.delta_matrix = np.stack([self.delta[pk][1] for pk in self.delta_ids])
+
+    # --- asking ---------------------------------------------------------------------------
+
+    def __len__(self) -> int:
+        return len(self.snapshot.ids) + sum(
+            1 for pk in self.delta if pk not in self.snapshot.position
+        )
+
+    def nearest(self, query: np.ndarray, count: int) -> list[tuple[uuid.UUID, float]]:
+        """About the ``count`` agents most similar to ``query`` (cosine), best first."""
+        self.refresh()
+        found: dict[uuid.UUID, float] = {}
+        snapshot, delta_ids, delta_matrix = self.snapshot, self.delta_ids, self.delta_matrix
+        if snapshot.graph is not None and len(snapshot.ids):
+            matches = snapshot.graph.search(query, min(count, len(snapshot.ids)))
+            for key, distance in zip(matches.keys, matches.distances, strict=True):
+                pk = snapshot.ids[int(key)]
+                if pk not in self.delta:  # superseded by a newer vector
+                    found[pk] = 1.0 - float(distance)
+        if len(delta_ids):
+            scores = delta_matrix @ query
+            top = np.argsort(-scores)[:count]
+            for i in top:
+                found[delta_ids[int(i)]] = float(scores[int(i)])
+        return sorted(found.items(), key=lambda item: -item[1])[:count]
+
+    def similarities(self, query: np.ndarray, ids: Iterable[uuid.UUID]) -> dict[uuid.UUID, float]:
+        """The exact cosine of each agent of ``ids`` that has a vector."""
+        self.refresh()
+        snapshot = self.snapshot
+        out: dict[uuid.UUID, float] = {}
+        rows: list[int] = []
+        keys: list[uuid.UUID] = []
+        for pk in ids:
+            entry = self.delta.get(pk)
+            if entry is not None:
+                out[pk] = float(entry[1] @ query)
+                continue
+            at = snapshot.position.get(pk)
+            if at is not None:
+                rows.append(at)
+                keys.append(pk)
+        if rows:
+            order = np.argsort(rows)  # reading the memory map in order
+            picked = np.asarray(rows)[order]
+            scores = np.asarray(snapshot.matrix[picked]) @ query
+            for j, i in enumerate(order):
+                out[keys[int(i)]] = float(scores[j])
+        return out
+
+
+_index: VectorIndex | None = None
+_index_lock = threading.Lock()
+
+
+def index() -> VectorIndex:
+    """This process's index (created on first use)."""
+    global _index
+    if _index is None:
+        with _index_lock:
+            if _index is None:
+                _index = VectorIndex()
+    return _index
+
+
+def reset() -> None:
+    """Drop this process's index (tests; the next use reads everything again)."""
+    global _index
+    with _index_lock:
+        _index = None
+
+
+# --- writing a snapshot (the worker) ---------------------------------------------------------
+
+
+def save_snapshot(*, threads: int = 0) -> int:
+    """Write a new snapshot of every stored vector and make it current; returns its size.
+
+    Starts from the current snapshot when there is one (only changed rows are added to the
+    graph), from nothing otherwise. Older snapshots are removed, but the one before stays for
+    processes still reading it.
+    """
+    load_runtime_first()
+    from usearch.index import Index
+
+    directory = _directory()
+    directory.mkdir(parents=True, exist_ok=True)
+    started = time.time()
+    # Rows older than the window are all committed: a reader may start after them.
+    floor = (
+        AgentEmbedding.objects.filter(updated_at__lt=_aware(started - WINDOW_SECONDS))
+        .aggregate(top=Max("seq"))
+        .get("top")
+        or 0
+    )
+    base = _Snapshot.open(_current_name() or "") if _current_name() else None
+    ids: list[uuid.UUID] = list(base.ids) if base else []
+    seqs: list[int] = [int(s) for s in base.seqs] if base else []
+    position = dict(base.position) if base else {}
+    matrix = np.array(base.matrix, dtype=np.float32) if base else np.zeros((0, DIM), np.float32)
+    graph = Index(ndim=DIM, metric="ip", dtype="f16", connectivity=16, expansion_add=128)
+    if base is not None and base.graph is not None and len(base.ids):
+        restored = Index.restore(str(directory / base.name / "graph.usearch"))  # writable copy
+        if restored is not None:
+            graph = restored
+        else:  # unreadable: start again from every row
+            base, ids, seqs, position = None, [], [], {}
+            matrix = np.zeros((0, DIM), np.float32)
+    after = min(base.floor, base.mark) if base else -1
+    changed = [
+        (pk, int(seq), _vector(raw))
+        for pk, raw, seq in AgentEmbedding.objects.filter(
+            model__startswith=NAME + "/", seq__gt=after
+        )
+        .order_by("seq")
+        .values_list("agent_id", "vector", "seq")
+        .iterator(chunk_size=5000)
+    ]
+    additions: list[np.ndarray] = []
+    keys: list[int] = []
+    for pk, seq, vector in changed:
+        at = position.get(pk)
+        if at is not None:
+            if seqs[at] >= seq:
+                continue
+            seqs[at] = seq
+            if at < len(matrix):
+                matrix[at] = vector
+            graph.remove(at)
+        else:
+            at = position[pk] = len(ids)
+            ids.append(pk)
+            seqs.append(seq)
+        keys.append(at)
+        additions.append(vector)
+    if additions:
+        grown = len(ids) - len(matrix)
+        if grown > 0:
+            matrix = np.vstack([matrix, np.zeros((grown, DIM), np.float32)])
+        block = np.stack(additions)
+        matrix[np.asarray(keys)] = block
+        graph.add(np.asarray(keys, dtype=np.uint64), block, threads=threads)
+    mark = max(seqs, default=0)
+    if base is not None and not additions:
+        return len(ids)
+    name = f"s{mark}-{os.getpid()}-{int(started)}"
+    target = directory / name
+    target.mkdir()
+    graph.save(str(target / "graph.usearch"))
+    np.save(target / "ids.npy", np.array([list(pk.bytes) for pk in ids], dtype=np.uint8))
+    np.save(target / "seqs.npy", np.asarray(seqs, dtype=np.int64))
+    np.save(target / "matrix.npy", matrix)
+    (target / "meta.json").write_text(json.dumps({"floor": floor, "mark": mark, "n": len(ids)}))
+    pointer = directory / f".current.{os.getpid()}"
+    pointer.write_text(name)
+    os.replace(pointer, directory / "current")
+    keep = {name, base.name if base else ""}
+    for old in directory.iterdir():
+        if old.is_dir() and old.name not in keep:
+            shutil.rmtree(old, ignore_errors=True)
+    logger.info("vector index snapshot %s: %d agents, %d changed", name, len(ids), len(keys))
+    return len(ids)
+
+
+def _aware(epoch: float) -> Any:
+    import datetime as dt
+
+    return dt.datetime.fromtimestamp(epoch, tz=dt.UTC)
+
+
+def ids_with_vectors(ids: Sequence[uuid.UUID]) -> set[uuid.UUID]:
+    current = index()
+    current.refresh()
+    return {pk for pk in ids if pk in current.delta or pk in current.snapshot.position}

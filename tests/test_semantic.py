@@ -1,0 +1,278 @@
+"""Natural-language search (docs/search.md): the real model, PostgreSQL, the shared cutoff."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.core.management import call_command
+
+from cards.embedding import model, store, texts, vectors
+from cards.models import Agent, AgentEmbedding
+from cards.reads import gate, semantic
+from tests.factories import agent_from_card, minimal_card
+from tests.support import CORPUS
+
+pytestmark = pytest.mark.django_db
+
+DEMO = Path(__file__).resolve().parent.parent / "cards" / "demo"
+CORPUS_CARDS = (
+    "027-samples-generator-weather",
+    "015-a2a-cli-testdata-full",
+    "068-dad-joke-agent-templated",
+    "059-registry-anybrowse",
+    "023-samples-adk-currency-agent",
+)
+
+needs_model = pytest.mark.skipif(
+    not model.available(), reason="the embedding model package is not installed"
+)
+
+
+@pytest.fixture(autouse=True)
+def _fresh_index(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Each test reads vectors from its own database rows and snapshot directory."""
+    monkeypatch.setattr(vectors, "_directory", lambda: tmp_path / "index")
+    vectors.reset()
+    yield
+    vectors.reset()
+
+
+@pytest.fixture
+def registry() -> dict[str, Agent]:
+    """The demo agents and a few corpus cards, embedded."""
+    agents: dict[str, Agent] = {}
+    for path in sorted(DEMO.glob("*.json")):
+        agents[f"demo/{path.stem}"] = agent_from_card(
+            path.read_bytes(), url=f"https://{path.stem}.demo.example/.well-known/agent-card.json"
+        )
+    if CORPUS.is_dir():
+        for stem in CORPUS_CARDS:
+            agents[stem] = agent_from_card(
+                (CORPUS / f"{stem}.json").read_bytes(),
+                url=f"https://{stem}.corpus.example/.well-known/agent-card.json",
+            )
+    store.embed_agents([agent.pk for agent in agents.values()])
+    return agents
+
+
+def _names(found: list[Any]) -> list[str]:
+    ids = [pk for pk, _ in found]
+    names = dict(Agent.objects.filter(pk__in=ids).values_list("pk", "name"))
+    return [names[pk] for pk in ids]
+
+
+def test_text_of_an_agent_leaves_out_payload_examples() -> None:
+    text = texts.compose(
+        name="Fight Club Oracle",
+        description="Predicts fights.",
+        ard_entry={"representativeQueries": ["who wins, lion or tiger?"]},
+        skills=[("Fight", "Who wins.", ['{"a": "Lion"}', "Lion or tiger?", "Lion or tiger?"])],
+    )
+    assert text.splitlines() == [
+        "Fight Club Oracle",
+        "Predicts fights.",
+        "who wins, lion or tiger?",
+        "Fight",
+        "Who wins.",
+        "Lion or tiger?",
+    ]
+
+
+@needs_model
+def test_a_paraphrased_need_finds_the_agent(registry: dict[str, Agent]) -> None:
+    agents = gate.agents(include_gone=False)
+    found = semantic.rank("will it rain in Porto this weekend", agents, limit=5)
+    assert found and found[0][0] in {
+        registry["demo/weather"].pk,
+        registry.get("027-samples-generator-weather", registry["demo/weather"]).pk,
+    }
+    assert all(0 <= score <= 100 for _, score in found)
+    assert [s for _, s in found] == sorted((s for _, s in found), reverse=True)
+    found = semantic.rank("I need this English email in German", agents, limit=3)
+    assert registry["demo/polyglot"].pk in [pk for pk, _ in found]
+
+
+@needs_model
+def test_a_need_no_agent_serves_returns_nothing(registry: dict[str, Agent]) -> None:
+    agents = gate.agents(include_gone=False)
+    for need in ("qwzx blorf gnarble vrrp", "fix a leaking kitchen faucet"):
+        assert semantic.rank(need, agents, limit=10) == []
+        assert semantic.matched_ids(need, agents) == []
+
+
+@needs_model
+def test_one_cutoff_for_ranking_and_facets(registry: dict[str, Agent], settings: Any) -> None:
+    agents = gate.agents(include_gone=False)
+    need = "plan a route that avoids traffic"
+    ranked = semantic.rank(need, agents, limit=100)
+    assert ranked
+    assert [pk for pk, _ in ranked] == semantic.matched_ids(need, agents)
+    assert all(score >= settings.REGISTRY_SEMANTIC_CUTOFF for _, score in ranked)
+    top = ranked[0][1]
+    settings.REGISTRY_SEMANTIC_CUTOFF = top
+    kept = semantic.rank(need, agents, limit=100)
+    assert kept and all(score == top for _, score in kept)
+    assert [pk for pk, _ in kept] == semantic.matched_ids(need, agents)
+
+
+@needs_model
+def test_ranking_never_widens_the_agents_given(registry: dict[str, Agent]) -> None:
+    weather = registry["demo/weather"]
+    Agent.objects.filter(pk=weather.pk).update(moderation=Agent.Moderation.HIDDEN)
+    found = semantic.rank("weather forecast for tomorrow", gate.agents(), limit=10)
+    assert weather.pk not in [pk for pk, _ in found]
+    only = gate.agents().filter(pk=registry["demo/polyglot"].pk)
+    found = semantic.rank("translate a web page into French", only, limit=10)
+    assert [pk for pk, _ in found] == [registry["demo/polyglot"].pk]
+    assert semantic.rank("translate a web page into French", only, limit=10, offset=1) == []
+
+
+@needs_model
+def test_the_api_ranks_with_mode_semantic(registry: dict[str, Agent], client_anon: Any) -> None:
+    response = client_anon.get(
+        "/api/v1/agents", {"q": "how many grams is a cup of flour", "mode": "semantic"}
+    )
+    assert response.status_code == 200, response.content
+    results = response.json()["results"]
+    assert results and all(0 <= item["score"] <= 100 for item in results)
+    if CORPUS.is_dir():
+        assert results[0]["id"] == str(registry["015-a2a-cli-testdata-full"].pk)
+    # Without q there is nothing to rank: the usual list, newest first.
+    without_q = client_anon.get("/api/v1/agents", {"mode": "semantic"})
+    assert without_q.status_code == 200 and "score" not in without_q.json()["results"][0]
+    assert client_anon.get("/api/v1/agents", {"q": "x", "mode": "vector"}).status_code == 400
+    # Filters narrow the ranked list.
+    narrowed = client_anon.get(
+        "/api/v1/agents", {"q": "weather forecast", "mode": "semantic", "tag": "no-such-tag"}
+    )
+    assert narrowed.json()["results"] == []
+
+
+@needs_model
+def test_pages_of_a_ranked_list(registry: dict[str, Agent], client_anon: Any) -> None:
+    params = {"q": "maps routes weather and translations", "mode": "semantic", "limit": 1}
+    first = client_anon.get("/api/v1/agents", params).json()
+    seen = [item["id"] for item in first["results"]]
+    link = first["next"]
+    while link:
+        page = client_anon.get(link).json()
+        seen += [item["id"] for item in page["results"]]
+        link = page["next"]
+    assert len(seen) == len(set(seen)) >= 2
+
+
+@needs_model
+def test_the_catalogue_search_box_ranks(registry: dict[str, Agent], client: Any) -> None:
+    response = client.get("/", {"q": "who would win, a lion or a tiger"})
+    assert response.status_code == 200
+    body = response.content.decode()
+    assert "Fight Club Oracle" in body and "match " in body
+    assert "Weatherly" not in body
+
+
+def test_lexical_fallback_when_embeddings_are_off(
+    settings: Any, client_anon: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    settings.REGISTRY_EMBEDDINGS = "off"
+    model.reset()
+    try:
+        weather = agent_from_card((DEMO / "weather.json").read_bytes())
+        agent_from_card((DEMO / "polyglot.json").read_bytes())
+        assert not semantic.semantic_available()
+        assert "search is lexical" in caplog.text
+        assert store.embed_agents([weather.pk]) == 0
+        found = semantic.rank("radar forecast", gate.agents(), limit=5)
+        assert [pk for pk, _ in found] == [weather.pk]
+        assert semantic.rank("qwzx blorf", gate.agents(), limit=5) == []
+        response = client_anon.get("/api/v1/agents", {"q": "radar forecast", "mode": "semantic"})
+        assert [item["id"] for item in response.json()["results"]] == [str(weather.pk)]
+    finally:
+        settings.REGISTRY_EMBEDDINGS = "auto"
+        model.reset()
+
+
+@needs_model
+def test_reembed_command_writes_only_what_changed(registry: dict[str, Agent]) -> None:
+    AgentEmbedding.objects.all().delete()
+    call_command("reembed", "--no-snapshot")
+    assert AgentEmbedding.objects.count() == len(registry)
+    seqs = dict(AgentEmbedding.objects.values_list("agent_id", "seq"))
+    call_command("reembed", "--no-snapshot")
+    assert dict(AgentEmbedding.objects.values_list("agent_id", "seq")) == seqs
+    weather = registry["demo/weather"]
+    Agent.objects.filter(pk=weather.pk).update(description="Tide tables for sailors.")
+    call_command("reembed")
+    changed = dict(AgentEmbedding.objects.values_list("agent_id", "seq"))
+    assert [pk for pk in changed if changed[pk] != seqs[pk]] == [weather.pk]
+    index = vectors.index()
+    index.refresh()
+    assert len(index.snapshot.ids) == len(index) == len(registry)  # the command's snapshot
+
+
+@needs_model
+def test_snapshot_and_delta_agree(registry: dict[str, Agent]) -> None:
+    query = model.embed_query("weather radar")
+    exact = vectors.index().nearest(query, 3)
+    assert vectors.save_snapshot() == len(registry)
+    vectors.reset()
+    index = vectors.index()
+    index.refresh()
+    assert len(index.snapshot.ids) == len(registry) and not index.delta
+    from_snapshot = index.nearest(query, 3)
+    assert [pk for pk, _ in from_snapshot] == [pk for pk, _ in exact]
+    # A vector written after the snapshot is read from the database, superseding it.
+    weather = registry["demo/weather"]
+    Agent.objects.filter(pk=weather.pk).update(description="Sourdough baking recipes.")
+    store.embed_agents([weather.pk])
+    index.refresh(force=True)
+    assert weather.pk in index.delta
+
+
+@needs_model
+def test_a_stored_card_is_embedded_by_the_task(
+    django_capture_on_commit_callbacks: Any, settings: Any
+) -> None:
+    settings.CELERY_TASK_ALWAYS_EAGER = True
+    with django_capture_on_commit_callbacks(execute=True) as callbacks:
+        agent = agent_from_card(
+            minimal_card(name="Sommelier", description="Pairs wines with dishes.")
+        )
+    assert callbacks
+    row = AgentEmbedding.objects.get(agent=agent)
+    assert row.model == model.model_id()
+    assert len(bytes(row.vector)) == model.DIM * 4
+    found = semantic.rank("which wine goes with salmon", gate.agents(), limit=3)
+    assert found and found[0][0] == agent.pk
+
+
+def test_embedding_text_is_stored_as_digest_only(registry: dict[str, Agent]) -> None:
+    if not model.available():
+        pytest.skip("the embedding model package is not installed")
+    row = AgentEmbedding.objects.get(agent=registry["demo/weather"])
+    text = texts.agent_texts([registry["demo/weather"].pk])[registry["demo/weather"].pk]
+    assert row.text_sha256 == texts.digest(text, model.model_id())
+    assert json.loads(json.dumps(text))  # plain text
+
+
+@needs_model
+def test_the_index_library_then_the_model_in_one_process() -> None:
+    """usearch's native library loaded before ONNX Runtime's crashed the process; the index
+    now loads the runtime first (cards.embedding.model.load_runtime_first)."""
+    import subprocess
+    import sys
+
+    code = (
+        "import django; django.setup()\n"
+        "from cards.embedding import model, vectors\n"
+        "assert vectors._Snapshot.open('no-such-snapshot') is None\n"
+        "print(model.embed(['hello']).shape)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "(1, 384)" in done.stdout
