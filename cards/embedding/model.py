@@ -34,6 +34,11 @@ logger = logging.getLogger(__name__)
 NAME = "all-MiniLM-L6-v2"
 DIM = 384
 MAX_TOKENS = 128  # what the model was trained on; longer text is truncated
+
+
+def max_tokens() -> int:
+    """Tokens read per text (``REGISTRY_EMBEDDING_MAX_TOKENS``, at most :data:`MAX_TOKENS`)."""
+    return min(MAX_TOKENS, int(getattr(settings, "REGISTRY_EMBEDDING_MAX_TOKENS", MAX_TOKENS)))
 BATCH = 4  # texts of similar length per run: small batches pad least (measured fastest)
 CONVERSION = "1"  # bump when the conversion below changes: the file name carries it
 
@@ -93,7 +98,7 @@ def load_runtime_first() -> None:
 
 def model_id() -> str:
     """The model and how it runs, stored with each vector: a change means embedding again."""
-    return f"{NAME}/{_backend()[0]}/{MAX_TOKENS}"
+    return f"{NAME}/{_backend()[0]}/{max_tokens()}"
 
 
 def _package_dir() -> Path:
@@ -132,7 +137,7 @@ def _tokenizer() -> Any:
     from tokenizers import Tokenizer
 
     tokenizer = Tokenizer.from_file(str(_package_dir() / "tokenizer.json"))
-    tokenizer.enable_truncation(MAX_TOKENS)
+    tokenizer.enable_truncation(max_tokens())
     tokenizer.no_padding()
     return tokenizer
 

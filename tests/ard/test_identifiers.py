@@ -90,3 +90,19 @@ def test_identifier_is_in_the_rest_detail_and_never_reused(ingest: Any, client_a
     agent.save()
     other = ingest("https://solo.example/agent.json", body)
     assert other.ard_identifier == "urn:air:solo.example:a2a:solo-2"
+
+
+def test_assign_identifiers_command_fills_the_gaps(ingest: Any) -> None:
+    from django.core.management import call_command
+
+    from cards.models import Agent
+
+    body = card(
+        "Bulk", "Loaded in bulk", [{"id": "b", "name": "B", "description": "d", "tags": ["t"]}]
+    )
+    agent = ingest("https://bulk.example/.well-known/agent-card.json", body)
+    Agent.objects.filter(pk=agent.pk).update(ard_identifier=None, ard_identifier_source="")
+    call_command("assign_identifiers")
+    agent.refresh_from_db()
+    assert agent.ard_identifier == "urn:air:bulk.example:a2a:bulk"
+    assert agent.ard_identifier_source == "derived"
