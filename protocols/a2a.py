@@ -21,6 +21,13 @@ import uuid
 from datetime import UTC, datetime
 from typing import Any
 
+from a2a.server.jsonrpc_models import (
+    InvalidParamsError,
+    InvalidRequestError,
+    JSONParseError,
+    JSONRPCError,
+    MethodNotFoundError,
+)
 from django.core.cache import cache
 from django.http import HttpRequest, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
@@ -37,23 +44,33 @@ from registry.mediatypes import MediaTypeError, parse_media_type
 SEND = {"SendMessage": "1.0", "message/send": "0.3"}
 GET = {"GetTask": "1.0", "tasks/get": "0.3"}
 TASK_TTL = 3600
-PARSE_ERROR, INVALID_REQUEST, NOT_FOUND, INVALID_PARAMS = -32700, -32600, -32601, -32602
+# JSON-RPC error objects are a2a-sdk's server models (a2a.server.jsonrpc_models); -32001 is
+# A2A's TaskNotFoundError.
+PARSE_ERROR, INVALID_REQUEST, NOT_FOUND, INVALID_PARAMS = (
+    JSONParseError,
+    InvalidRequestError,
+    MethodNotFoundError,
+    InvalidParamsError,
+)
 TASK_NOT_FOUND = -32001
 STATES = {"completed": "TASK_STATE_COMPLETED"}
 
 
 class RpcError(Exception):
-    def __init__(self, code: int, message: str, data: Any = None) -> None:
+    """A JSON-RPC error: ``kind`` is one of a2a-sdk's error models or an A2A error code."""
+
+    def __init__(self, kind: type[JSONRPCError] | int, message: str, data: Any = None) -> None:
         super().__init__(message)
-        self.code, self.message, self.data = code, message, data
+        if isinstance(kind, int):
+            self.error = JSONRPCError(code=kind, message=message, data=data)
+        else:
+            self.error = kind.model_validate({"message": message, "data": data})
 
 
 def _reply(rpc_id: Any, *, result: Any = None, error: RpcError | None = None) -> JsonResponse:
     body: dict[str, Any] = {"jsonrpc": "2.0", "id": rpc_id}
     if error is not None:
-        body["error"] = {"code": error.code, "message": error.message}
-        if error.data is not None:
-            body["error"]["data"] = error.data
+        body["error"] = error.error.model_dump(exclude_none=True)
     else:
         body["result"] = result
     return JsonResponse(body)

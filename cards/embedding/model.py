@@ -39,6 +39,8 @@ MAX_TOKENS = 128  # what the model was trained on; longer text is truncated
 def max_tokens() -> int:
     """Tokens read per text (``REGISTRY_EMBEDDING_MAX_TOKENS``, at most :data:`MAX_TOKENS`)."""
     return min(MAX_TOKENS, int(getattr(settings, "REGISTRY_EMBEDDING_MAX_TOKENS", MAX_TOKENS)))
+
+
 BATCH = 4  # texts of similar length per run: small batches pad least (measured fastest)
 CONVERSION = "1"  # bump when the conversion below changes: the file name carries it
 
