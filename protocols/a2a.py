@@ -229,7 +229,7 @@ def _parse(body: bytes) -> dict[str, Any]:
 @csrf_exempt
 @require_POST
 def a2a_endpoint(request: HttpRequest) -> JsonResponse:
-    """One JSON-RPC call. Rate limit call site (h-limits): the per-client limiter goes here."""
+    """One JSON-RPC call (per-client limits: registry/limits.py's middleware)."""
     rpc_id = None
     try:
         call = _parse(request.body)
