@@ -43,7 +43,7 @@ def server(database_url: str, worker_class: str, app: str, pool: str = "false") 
     process = subprocess.Popen(
         [sys.executable, "-m", "gunicorn", app, "-k", worker_class, "--workers", "1",
          "--bind", f"127.0.0.1:{port}", "--log-level", "warning"],
-        cwd=ROOT, env=bench_env(database_url, REGISTRY_DB_POOL=pool),
+        cwd=ROOT, env=bench_env(database_url, REGISTRY_DB_POOL=pool, REGISTRY_ANON_RATE="off"),
     )  # fmt: skip
     base = f"http://127.0.0.1:{port}"
     try:

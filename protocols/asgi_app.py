@@ -15,7 +15,7 @@ from typing import Any
 
 from asgiref.sync import sync_to_async
 
-from registry.limits import asgi_wait
+from registry.limits import asgi_wait, limited
 
 Scope = dict[str, Any]
 Message = dict[str, Any]
@@ -157,7 +157,9 @@ def registry_application(
         elif scope["type"] == "http" and (
             scope["path"] == MCP_PATH or scope["path"].startswith(MCP_PATH + "/")
         ):
-            wait = await sync_to_async(asgi_wait)(scope)
+            # The limiter's cache call is blocking: a worker thread of its own, not the thread
+            # Django's sync views share (that one may be busy serving a tool call).
+            wait = await sync_to_async(asgi_wait, thread_sensitive=False)(scope) if limited() else 0
             if wait:
                 await _too_many(send, wait)
                 return

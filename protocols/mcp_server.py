@@ -9,8 +9,11 @@ from __future__ import annotations
 
 import logging
 import typing
+from importlib.metadata import version as _pkg_version
 from typing import Annotated, Any, Literal
 
+import jsonschema  # type: ignore[import-untyped]  # the SDK's own dependency
+import mcp.server.lowlevel.server as _lowlevel
 from asgiref.sync import sync_to_async
 from mcp import types
 from mcp.server.fastmcp import Context, FastMCP
@@ -50,6 +53,34 @@ server = FastMCP(
     # DNS-rebinding guard only knows localhost, so it is off and /mcp stays read-only.
     transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
 )
+# Stateless mode builds initialisation options on every request; without a version the SDK
+# reads its own from the package metadata each time (about a millisecond, measured).
+server._mcp_server.version = _pkg_version("mcp")
+
+
+class _CompiledSchemas:
+    """Stands in for the ``jsonschema`` module inside the SDK's low-level server, which calls
+    ``jsonschema.validate(instance, schema)`` on every tool result: that checks the schema
+    against its metaschema and builds a validator each call. Here each tool's schema is
+    compiled once (same draft, same errors)."""
+
+    ValidationError = jsonschema.ValidationError
+
+    def __init__(self) -> None:
+        self._compiled: dict[int, tuple[Any, Any]] = {}
+
+    def validate(self, instance: Any, schema: dict[str, Any]) -> None:
+        held = self._compiled.get(id(schema))
+        if held is None or held[0] is not schema:
+            validator_class = jsonschema.validators.validator_for(schema)
+            validator_class.check_schema(schema)
+            held = self._compiled[id(schema)] = (schema, validator_class(schema))
+        error = jsonschema.exceptions.best_match(held[1].iter_errors(instance))
+        if error is not None:
+            raise error
+
+
+_lowlevel.jsonschema = _CompiledSchemas()
 
 
 class AgentList(BaseModel):

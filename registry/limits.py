@@ -47,6 +47,12 @@ def client_address(request: HttpRequest) -> str:
     return peer
 
 
+def limited() -> bool:
+    """Whether anonymous requests are limited at all (``REGISTRY_ANON_RATE`` is not off)."""
+    rate = settings.REGISTRY_ANON_RATE
+    return bool(rate) and Rate.parse(rate) is not None
+
+
 def asgi_wait(scope: dict[str, Any]) -> float:
     """The anonymous per-client limit for a request that never reaches Django (``/mcp``): the
     seconds to wait, 0 to go on. The same budget as the REST API's (scope ``anon``)."""
