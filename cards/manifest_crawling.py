@@ -82,7 +82,7 @@ def _try(url: str, via: str, policy: FetchPolicy) -> Found | None:
     try:
         result = fetch(url, policy=policy)
     except FetchError as err:
-        if err.status in (404, 410) or err.code in ("address-refused", "scheme-refused", "bad-url"):
+        if err.status in (404, 410):
             return None
         log.info("manifest candidate %s failed: %s", url, err.reason)
         return Found(url=url, via=via, error=err)

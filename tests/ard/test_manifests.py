@@ -171,3 +171,16 @@ def test_a_huge_or_broken_manifest_loses_nothing(
     manifest.refresh_from_db()
     assert manifest.status == "error"
     assert Agent.objects.get(pk=alpha.pk).manifest_listed is True
+
+
+def test_a_manifest_redirecting_to_a_private_address_is_refused_with_a_finding(
+    card_server: Any, loopback_allowed: None
+) -> None:
+    card_server.serve(
+        "/.well-known/ard.json", b"", status=302, headers={"Location": "http://10.0.0.7/ard.json"}
+    )
+    origin, _ = submit(card_server.origin)
+    manifest = Manifest.objects.get()
+    assert manifest.status == "error" and manifest.findings[0]["code"] == "ard.fetch"
+    origin.refresh_from_db()
+    assert origin.status == "error" and origin.manifest_id == manifest.pk
