@@ -23,14 +23,13 @@ from django.utils import timezone
 
 from cards import queue
 from cards.ard import identifiers
-from cards.ard.manifest import AgentEntry, ManifestReport, read
+from cards.ard.manifest import AgentEntry, ManifestReport, finding, read
 from cards.discovery import origin_of
 from cards.indexing import search_text_of
 from cards.models import Agent, AgentEvent, Manifest
 from cards.rendering.store import agent_changed
 from cards.services import enqueue_crawl, submitted_url_check
 from registry.errors import ProblemError
-from registry.findings import Finding
 from registry.http import FetchError, FetchPolicy, FetchResult, fetch
 
 log = logging.getLogger(__name__)
@@ -110,10 +109,6 @@ def resolve(origin: str, policy: FetchPolicy | None = None) -> Found | None:
     return None
 
 
-def _finding(code: str, pointer: str, message: str) -> Finding:
-    return Finding(code=code, severity="error", pointer=pointer, message=message)
-
-
 def _event(agent: Agent, kind: str, detail: dict[str, Any]) -> None:
     """An entry in the agent's history, shown with its current snapshot."""
     AgentEvent.objects.create(
@@ -129,7 +124,7 @@ def _entry_agent(
         try:
             url = submitted_url_check(urljoin(manifest.url, entry.url))
         except ProblemError as exc:
-            report.findings.append(_finding("ard.entry-url", pointer + "/url", exc.detail))
+            report.findings.append(finding("ard.entry-url", "error", pointer + "/url", exc.detail))
             return None
     else:
         url = f"{manifest.url}#{entry.identifier or f'entry-{entry.index}'}"[:2048]
@@ -139,8 +134,9 @@ def _entry_agent(
         return agent, True
     if agent.manifest_id not in (None, manifest.pk):
         report.findings.append(
-            _finding(
+            finding(
                 "ard.entry-elsewhere",
+                "error",
                 pointer,
                 "another manifest already lists this agent; it stays with that one",
             )
@@ -155,19 +151,18 @@ def _give_identifier(agent: Agent, entry: AgentEntry, report: ManifestReport) ->
     pointer = f"/entries/{entry.index}/identifier"
     if agent.ard_identifier:
         report.findings.append(
-            Finding(
-                code="ard.identifier-kept",
-                severity="info",
-                pointer=pointer,
-                message=f"the agent keeps its identifier {agent.ard_identifier}: identifiers "
-                "are stable",
+            finding(
+                "ard.identifier-kept",
+                "info",
+                pointer,
+                f"the agent keeps its identifier {agent.ard_identifier}: identifiers are stable",
             )
         )
         return
     holder = identifiers.holder(entry.identifier)
     if holder is not None:
         report.findings.append(
-            _finding("ard.identifier-taken", pointer, "another agent holds this identifier")
+            finding("ard.identifier-taken", "error", pointer, "another agent holds this identifier")
         )
         _event(agent, AgentEvent.Kind.ARD_IDENTIFIER_REFUSED, {"identifier": entry.identifier})
         return
@@ -187,7 +182,7 @@ def ingest(found: Found, *, owner: Any = None) -> tuple[Manifest, list[tuple[Any
         reason = found.error.reason if found.error else "the manifest could not be fetched"
         manifest.status = "error"
         manifest.last_error = reason
-        manifest.findings = [_finding("ard.fetch", "", reason).as_dict()]
+        manifest.findings = [finding("ard.fetch", "error", "", reason).as_dict()]
         manifest.save()
         return manifest, []
     body = found.result.body

@@ -27,7 +27,7 @@ from cards.api.common import CURSOR, JSON, LIMIT, json_response, viewer_of
 from cards.models import Agent
 from cards.reads import compiled, documents, gate, paging, semantic
 from cards.reads.gate import Viewer
-from cards.reads.params import Query, invalid
+from cards.reads.params import Query
 from cards.reads.search import AgentSearch
 from cards.rendering.shapes import AgentDetailDocumentSerializer, AgentSummarySerializer
 from registry.errors import ProblemError
@@ -132,13 +132,7 @@ SEMANTIC_MAX_OFFSET = 1000
 def _ranked(request: Request, query: Query, search: AgentSearch, limit: int) -> HttpResponse:
     """``mode=semantic``: the filters narrow, ``q`` ranks (cards.reads.semantic); pages by
     offset, in a signed cursor."""
-    cursor = query.one("cursor")
-    offset = 0
-    if cursor:
-        values = paging.decode(SEMANTIC_SCOPE, cursor)
-        if len(values) != 1 or not isinstance(values[0], int) or values[0] < 0:
-            raise invalid("cursor", "is not a cursor this list issued")
-        offset = values[0]
+    offset = paging.cursor_offset(SEMANTIC_SCOPE, query.one("cursor"))
     agents = replace(search, q="").apply(gate.agents(viewer_of(request)))
     found = semantic.rank(search.q, agents, limit=limit + 1, offset=offset)
     more = len(found) > limit and offset + limit < SEMANTIC_MAX_OFFSET
@@ -146,7 +140,7 @@ def _ranked(request: Request, query: Query, search: AgentSearch, limit: int) -> 
         text[:-1] + f',"score":{score}}}'
         for text, score in documents.ranked_summaries(found[:limit])
     ]
-    next_cursor = paging.encode(SEMANTIC_SCOPE, [offset + limit]) if more else None
+    next_cursor = paging.offset_cursor(SEMANTIC_SCOPE, offset + limit) if more else None
 
     body = documents.results_json(
         texts, paging.next_link(request, next_cursor), base=documents.base_of(request)

@@ -26,7 +26,7 @@ _VALIDATOR = jsonschema_rs.validator_for(MANIFEST)
 _TERMS = ("description", "version", "updatedAt", "metadata", "trustManifest", "@context")
 
 
-def _finding(code: str, severity: str, pointer: str, message: str) -> Finding:
+def finding(code: str, severity: str, pointer: str, message: str) -> Finding:
     return Finding(code=code, severity=severity, pointer=pointer, message=message)  # type: ignore[arg-type]
 
 
@@ -70,17 +70,17 @@ def read(raw: bytes, *, manifest_url: str, max_entries: int) -> ManifestReport:
     doc = decoded.value
     if not isinstance(doc, dict) or not isinstance(doc.get("entries"), list):
         report.findings.append(
-            _finding("ard.not-a-manifest", "error", "", "not an ARD manifest: no entries array")
+            finding("ard.not-a-manifest", "error", "", "not an ARD manifest: no entries array")
         )
         return report
     for n, error in enumerate(_VALIDATOR.iter_errors(doc)):
         if n >= MAX_SCHEMA_FINDINGS:
             report.findings.append(
-                _finding("ard.schema", "info", "", "more schema findings were left out")
+                finding("ard.schema", "info", "", "more schema findings were left out")
             )
             break
         pointer = "".join(f"/{part}" for part in error.instance_path)
-        report.findings.append(_finding("ard.schema", "error", pointer, error.message[:500]))
+        report.findings.append(finding("ard.schema", "error", pointer, error.message[:500]))
     report.ok = True
     report.spec_version = str(doc.get("specVersion", ""))[:32]
     report.host = doc["host"] if isinstance(doc.get("host"), dict) else {}
@@ -88,7 +88,7 @@ def read(raw: bytes, *, manifest_url: str, max_entries: int) -> ManifestReport:
     report.entry_count = len(entries)
     if len(entries) > max_entries:
         report.findings.append(
-            _finding(
+            finding(
                 "ard.too-many-entries",
                 "warning",
                 "/entries",
@@ -129,7 +129,7 @@ def _entry(report: ManifestReport, index: int, entry: Any, domain: str, seen: se
         isinstance(url, str) or isinstance(data, dict)
     ):
         report.findings.append(
-            _finding(
+            finding(
                 "ard.value-or-reference",
                 "error",
                 pointer,
@@ -142,7 +142,7 @@ def _entry(report: ManifestReport, index: int, entry: Any, domain: str, seen: se
     queries = entry.get("representativeQueries")
     if not isinstance(queries, list) or not 2 <= len(queries) <= 5:
         report.findings.append(
-            _finding(
+            finding(
                 "ard.representative-queries",
                 "warning",
                 pointer + "/representativeQueries",
@@ -178,11 +178,11 @@ def _checked_identifier(
     try:
         parsed = identifiers.parse(identifier)
     except identifiers.InvalidIdentifier as exc:
-        report.findings.append(_finding("ard.identifier", "error", where, str(exc)))
+        report.findings.append(finding("ard.identifier", "error", where, str(exc)))
         return None
     if not identifiers.has_authority(domain, parsed.publisher):
         report.findings.append(
-            _finding(
+            finding(
                 "ard.publisher-authority",
                 "error",
                 where,
@@ -197,7 +197,7 @@ def _checked_identifier(
         trust_domain = identifiers.identity_domain(identity)
         if trust_domain and not identifiers.has_authority(trust_domain, parsed.publisher):
             report.findings.append(
-                _finding(
+                finding(
                     "ard.trust-identity",
                     "warning",
                     pointer + "/trustManifest/identity",
@@ -207,7 +207,7 @@ def _checked_identifier(
             )
     if identifier in seen:
         report.findings.append(
-            _finding(
+            finding(
                 "ard.duplicate-identifier",
                 "error",
                 where,

@@ -158,11 +158,10 @@ def _page(agents: QuerySet[Agent], search: Search) -> Page:
 def _ranked_page(agents: QuerySet[Agent], search: Search, text: str) -> Page:
     """Agents ranked by how well they serve ``text`` (cards.reads.semantic), best first, with
     their score; pages by offset in a signed cursor."""
-    offset = 0
-    if search.cursor:
-        values = paging.decode(AGENTS.scope, search.cursor)
-        if len(values) == 1 and isinstance(values[0], int) and values[0] >= 0:
-            offset = values[0]
+    try:
+        offset = paging.cursor_offset(AGENTS.scope, search.cursor)
+    except ProblemError:  # a cursor of the plain list: start the ranking from the top
+        offset = 0
     found = semantic.rank(text, agents, limit=PAGE_SIZE + 1, offset=offset)
     more = len(found) > PAGE_SIZE
     rows = []
@@ -172,7 +171,7 @@ def _ranked_page(agents: QuerySet[Agent], search: Search, text: str) -> Page:
         rows.append(row)
     next_url = None
     if more:
-        cursor = paging.encode(AGENTS.scope, [offset + PAGE_SIZE])
+        cursor = paging.offset_cursor(AGENTS.scope, offset + PAGE_SIZE)
         next_url = "/?" + urlencode([*search.params(), ("cursor", cursor)])
     previous_url = search.url() if search.cursor else None
     return Page(agents=rows, next_url=next_url, previous_url=previous_url)

@@ -72,6 +72,21 @@ def decode(scope: str, text: str) -> list[Any]:
         raise problem from None
 
 
+def offset_cursor(scope: str, offset: int) -> str:
+    """A cursor for ranked lists, which page by position (relevance has no stable keyset)."""
+    return encode(scope, [offset])
+
+
+def cursor_offset(scope: str, text: str) -> int:
+    """The position in an :func:`offset_cursor` (0 for no cursor); a 400 for anything else."""
+    if not text:
+        return 0
+    values = decode(scope, text)
+    if len(values) != 1 or not isinstance(values[0], int) or values[0] < 0:
+        raise invalid("cursor", "is not a cursor this list issued; start again from the first page")
+    return values[0]
+
+
 @dataclass(frozen=True)
 class Keyset:
     """A sort order, such as ``("-created_at", "-id")``, named for the list it pages."""

@@ -68,13 +68,14 @@ def _fingerprint(*parts: Any) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
-def _token(scope: str, raw: Any) -> list[Any] | None:
+def _token(scope: str, raw: Any, read: Callable[[str, str], Any] = paging.decode) -> Any:
+    """The page token read by ``read`` (a keyset or an offset); None when absent."""
     if raw is None or raw == "":
         return None
     if not isinstance(raw, str):
         raise invalid("pageToken must be a string", field="pageToken")
     try:
-        return paging.decode(scope, raw)
+        return read(scope, raw)
     except ProblemError:
         raise invalid(
             "pageToken is not a token this registry issued for this request; "
@@ -105,8 +106,7 @@ def search(request: HttpRequest) -> HttpResponse:
     if mode not in federation.MODES:
         raise invalid("federation must be auto, referrals or none", field="federation")
     scope = "ard-search:" + _fingerprint(text, terms)
-    position = _token(scope, data.get("pageToken"))
-    offset = int(position[0]) if position else 0
+    offset = _token(scope, data.get("pageToken"), paging.cursor_offset) or 0
     viewer = gate.Viewer.of(request.user)
     ranked = semantic.rank(text, _matched(viewer, terms), limit=size + 1, offset=offset)
     page = ranked[:size]
@@ -126,7 +126,7 @@ def search(request: HttpRequest) -> HttpResponse:
     if mode == "referrals":
         body["referrals"] = federation.referrals()
     if len(ranked) > size:
-        body["pageToken"] = paging.encode(scope, [offset + size])
+        body["pageToken"] = paging.offset_cursor(scope, offset + size)
     return JsonResponse(body)
 
 
