@@ -256,15 +256,15 @@ REGISTRY_IMPORT_INLINE_MAX_URLS = env_int("REGISTRY_IMPORT_INLINE_MAX_URLS", 100
 # auto: embed agents and rank `mode=semantic` searches when the model package is installed
 # (lexical otherwise, said once in the log); off: always lexical.
 REGISTRY_EMBEDDINGS = env_str("REGISTRY_EMBEDDINGS", "auto").lower()
-# Tokens of an agent's text the model reads (at most 128, what it was trained on); fewer is
-# faster to embed at ingest (docs/search.md, "Speed").
-REGISTRY_EMBEDDING_MAX_TOKENS = env_int("REGISTRY_EMBEDDING_MAX_TOKENS", 80, minimum=16)
 if REGISTRY_EMBEDDINGS not in ("auto", "off"):
     raise ConfigError(f"REGISTRY_EMBEDDINGS must be auto or off (got {REGISTRY_EMBEDDINGS!r})")
 # The one relevance cutoff (0 to 100) of search and explore: agents scoring below it are left out.
 REGISTRY_SEMANTIC_CUTOFF = env_int("REGISTRY_SEMANTIC_CUTOFF", 40, minimum=0)
 if REGISTRY_SEMANTIC_CUTOFF > 100:
     raise ConfigError("REGISTRY_SEMANTIC_CUTOFF must be from 0 to 100")
+# Tokens of an agent's text the model reads (at most 128, what it was trained on); fewer is
+# faster to embed at ingest (docs/search.md, "Speed").
+REGISTRY_EMBEDDING_MAX_TOKENS = env_int("REGISTRY_EMBEDDING_MAX_TOKENS", 80, minimum=16)
 # Threads the model may use in one process (1 per worker process suits a small machine).
 REGISTRY_EMBEDDING_THREADS = env_int("REGISTRY_EMBEDDING_THREADS", 1, minimum=1)
 # Where the converted model and the vector index snapshot are kept (a cache: safe to delete).
