@@ -58,6 +58,11 @@ class Agent(models.Model):
     deleted_at = models.DateTimeField(
         null=True, blank=True, help_text="Soft-deleted by its owner: kept for history, not listed."
     )
+    ever_public = models.BooleanField(
+        default=False,
+        help_text="Has been visible to everyone (approved or featured, not deleted) at some time: "
+        "only then do change feeds show anonymous readers and other accounts its removal.",
+    )
 
     # crawl state
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)

@@ -74,12 +74,27 @@ def agents(viewer: Viewer = ANONYMOUS, *, include_gone: bool = True) -> QuerySet
     return rows
 
 
+def once_seen(viewer: Viewer = ANONYMOUS) -> Q | None:
+    """Agents the viewer could see at some time (None: every agent, for staff): agents once
+    public (``ever_public``), and for a signed-in reader their own agents."""
+    if viewer.staff:
+        return None
+    seen = Q(ever_public=True)
+    if viewer.user_id is not None:
+        seen |= Q(submitted_by_id=viewer.user_id)
+    return seen
+
+
 def changes(viewer: Viewer, since: Any) -> QuerySet[Agent]:
-    """Every agent changed at or after ``since``, annotated ``visible`` (for mirrors: an agent the
-    viewer may not see is shown as a tombstone carrying its id only)."""
-    return Agent.objects.filter(updated_at__gte=since).annotate(
-        visible=ExpressionWrapper(condition(viewer), output_field=BooleanField())
-    )
+    """Every agent changed at or after ``since`` that the viewer could once see, annotated
+    ``visible`` (for mirrors: an agent the viewer may no longer see is shown as a tombstone).
+    An agent the viewer never could see (pending, hidden or rejected before it was ever public,
+    another account's) is left out entirely: not even its id or identifier reaches the feed."""
+    rows = Agent.objects.filter(updated_at__gte=since)
+    seen = once_seen(viewer)
+    if seen is not None:
+        rows = rows.filter(condition(viewer) | seen)
+    return rows.annotate(visible=ExpressionWrapper(condition(viewer), output_field=BooleanField()))
 
 
 def agent(viewer: Viewer, pk: Any, *, queryset: QuerySet[Agent] | None = None) -> Agent:

@@ -198,6 +198,11 @@ def _store_many(agents: list[Agent]) -> None:
             )
         )
         agent.doc_format = DOC_FORMAT
+        # Sticky: change feeds tell readers other than the owner about a removal only if the
+        # agent was once public (cards.reads.gate.changes).
+        agent.ever_public = agent.ever_public or (
+            agent.deleted_at is None and agent.moderation in Agent.PUBLIC_STATES
+        )
         entry_tags = ard_entry.get("tags") or []
         agent.tags = sorted(
             {row.tag for row in agent.tag_rows.all()}
@@ -216,7 +221,8 @@ def _store_many(agents: list[Agent]) -> None:
     if changed:
         _upsert_counts(changed)
     columns = [
-        "summary_doc", "detail_doc", "doc_format", "tags", "mode_keys", "facet_keys", "capabilities"
+        "summary_doc", "detail_doc", "doc_format", "tags", "mode_keys", "facet_keys",
+        "capabilities", "ever_public",
     ]  # fmt: skip
     if len(agents) == 1:  # a crawl: one plain UPDATE (bulk_update builds a CASE per column)
         one = agents[0]
