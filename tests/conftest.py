@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import ipaddress
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -15,8 +16,15 @@ pytest_plugins = ["tests.workers"]
 LOOPBACK = [ipaddress.ip_network("127.0.0.0/8"), ipaddress.ip_network("::1/128")]
 
 
+FAULTS = Path(__file__).resolve().parent / "faults"
+
+
 def pytest_collection_modifyitems(config: Any, items: list[Any]) -> None:
-    """Disruptive tests (they restart a service) run after everything else."""
+    """Everything under tests/faults/ is ``disruptive`` (it stops and kills the private
+    PostgreSQL and Redis those tests start; `make test-faults`), and runs after everything else."""
+    for item in items:
+        if FAULTS in Path(str(item.path)).parents:
+            item.add_marker(pytest.mark.disruptive)
     items.sort(key=lambda item: item.get_closest_marker("disruptive") is not None)
 
 
@@ -25,7 +33,10 @@ def _empty_cache() -> Iterator[None]:
     """Throttle counters and cached JWKS documents must not leak from one test to the next."""
     from django.core.cache import cache
 
+    from registry import limits
+
     cache.clear()
+    limits.reset()
     yield
 
 

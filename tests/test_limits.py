@@ -128,3 +128,32 @@ def test_limits_fail_open_when_the_cache_is_down(
         for _ in range(3):
             assert client.get("/api/v1/tags").status_code == 200
     assert "rate limit anon not applied: the cache is unreachable" in caplog.text
+
+
+def test_busy_clients_are_counted_in_batches_and_stopped_at_their_rate(settings: Any) -> None:
+    """A client well under a large rate costs one Redis round trip per batch of requests, and
+    is still refused once the shared count passes the rate."""
+    import time
+
+    from registry import limits
+    from registry.rates import Rate
+
+    rate = Rate.parse("640/minute")
+    assert rate is not None and limits._batch(rate) == 16
+    window = int(time.time() // 60)
+    key = f"limit:anon:198.51.100.7:{window}"
+    assert limits.hit("anon", "198.51.100.7", rate) == 0.0  # the first hit is sent at once
+    assert cache.get(key) == 1
+    for _ in range(15):
+        assert limits.hit("anon", "198.51.100.7", rate) == 0.0
+    if int(time.time() // 60) != window or cache.get(key) is None:
+        pytest.skip("the minute turned over during the test")
+    assert cache.get(key) == 1  # 15 hits held locally ...
+    limits.hit("anon", "198.51.100.7", rate)
+    assert cache.get(key) == 17  # ... and sent with the 16th
+    # Another process (simulated: the shared count moves on) brings the client to its limit.
+    cache.incr(key, 620)
+    waits = [limits.hit("anon", "198.51.100.7", rate) for _ in range(40)]
+    # This process learns it with its next batch at the latest, then refuses every request.
+    assert all(wait > 0 for wait in waits[16:])
+    assert cache.get(key) <= 637 + 16
