@@ -16,7 +16,8 @@ from django.db import transaction
 from django.db.models import Count, Max
 from django.utils import timezone
 
-from cards import crawling, queue, services
+from cards import crawling, moderation, queue, services
+from cards.discovery import origin_of
 from cards.models import Agent, ImportItem, ImportJob
 from registry.errors import ProblemError
 from registry.http import FetchError, fetch
@@ -126,21 +127,43 @@ def import_list(*, job_id: Any) -> list[int]:
     return ids
 
 
-def import_item_process(*, item_id: int) -> str:
-    """Submit one URL (or find its agent) and crawl it; records the outcome on the item."""
+def import_item_submit(*, item_id: int) -> str | None:
+    """The first step of one URL: submit it (or find its agent) under the job owner's rules.
+
+    Returns the origin its crawl must take a turn at, or None when the item is finished
+    (refused, or an agent the job's owner may not re-crawl) or was already finished."""
+    item = ImportItem.objects.select_related("job", "agent").filter(pk=item_id).first()
+    if item is None or item.outcome in ImportItem.TERMINAL:
+        return None
+    user = item.job.created_by
+    if item.outcome == ImportItem.Outcome.PENDING:
+        try:
+            agent, created = services.agent_submit(url=item.url, user=user, enqueue=False)
+        except ProblemError as problem:
+            _set(item, ImportItem.Outcome.INVALID, problem.detail)
+            return None
+        item.agent, item.created = agent, created
+        if not created and user is not None and not moderation.can_manage(user, agent):
+            # The same rule as POST /agents/{id}/recrawl: only its owner or staff ask for a crawl.
+            _set(
+                item,
+                ImportItem.Outcome.CRAWLED,
+                "already registered by another account: not re-crawled",
+            )
+            return None
+        _set(item, ImportItem.Outcome.SUBMITTED, "new agent" if created else "already registered")
+    agent = item.agent
+    if agent is None:
+        _set(item, ImportItem.Outcome.FAILED, "the agent is gone")
+        return None
+    return origin_of(agent.card_url or agent.url)
+
+
+def import_item_crawl(*, item_id: int) -> str:
+    """The second step: crawl the item's agent (the caller holds the origin's turn)."""
     item = ImportItem.objects.select_related("job").filter(pk=item_id).first()
     if item is None or item.outcome in ImportItem.TERMINAL:
         return "skipped"
-    if item.outcome == ImportItem.Outcome.PENDING:
-        try:
-            agent, created = services.agent_submit(
-                url=item.url, user=item.job.created_by, enqueue=False
-            )
-        except ProblemError as problem:
-            _set(item, ImportItem.Outcome.INVALID, problem.detail)
-            return item.outcome
-        item.agent, item.created = agent, created
-        _set(item, ImportItem.Outcome.SUBMITTED, "new agent" if created else "already registered")
     try:
         outcome = crawling.agent_crawl(agent_id=item.agent_id)
     except services.TransientCrawlError as exc:
@@ -154,6 +177,14 @@ def import_item_process(*, item_id: int) -> str:
     else:
         _set(item, ImportItem.Outcome.CRAWLED, outcome)
     return item.outcome
+
+
+def import_item_process(*, item_id: int) -> str:
+    """Both steps in one go, for the in-process mode (one process: no origin turns to share)."""
+    if import_item_submit(item_id=item_id) is not None:
+        import_item_crawl(item_id=item_id)
+    outcome: str = ImportItem.objects.filter(pk=item_id).values_list("outcome", flat=True).get()
+    return outcome
 
 
 def _set(item: ImportItem, outcome: str, detail: str) -> None:

@@ -57,10 +57,9 @@ def agent_delete(*, agent: Agent, actor: Any) -> None:
 
 
 def agent_restore(*, agent: Agent, actor: Any) -> None:
+    """Undo a soft delete; the agent keeps its owner (whoever restores it)."""
     with transaction.atomic():
         agent.deleted_at = None
         agent.next_crawl_at = timezone.now()
-        if getattr(actor, "is_authenticated", False):
-            agent.submitted_by = actor
-        agent.save(update_fields=["deleted_at", "next_crawl_at", "submitted_by", "updated_at"])
+        agent.save(update_fields=["deleted_at", "next_crawl_at", "updated_at"])
         audit(actor=actor, agent=agent, action="restore")

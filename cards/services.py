@@ -17,8 +17,10 @@ from django.utils import timezone
 
 from cards import pipeline, politeness, queue
 from cards.discovery import InvalidURL, is_origin, normalise_url, origin_of
-from cards.models import Agent
+from cards.models import Agent, AuditEntry
 from cards.moderation import agent_restore
+from cards.reads import gate
+from cards.reads.gate import Viewer
 from registry.errors import ProblemError
 from registry.http import FetchError, FetchPolicy, FetchResult, check_url
 
@@ -65,17 +67,74 @@ def submitted_url_check(url: Any) -> str:
     return normalised
 
 
+def _conflict(slug: str, title: str, detail: str) -> ProblemError:
+    return ProblemError(
+        status=409,
+        slug=slug,
+        title=title,
+        detail=detail,
+        errors=[{"pointer": "/url", "message": detail}],
+    )
+
+
+def deleted_by(agent: Agent) -> int | None:
+    """The account whose action deleted ``agent`` last (None: unknown, or no account)."""
+    actor: int | None = (
+        AuditEntry.objects.filter(agent=agent, action="delete")
+        .order_by("-created_at", "-id")
+        .values_list("actor_id", flat=True)
+        .first()
+    )
+    return actor
+
+
+def may_revive(user: Any, agent: Agent) -> bool:
+    """Staff may restore any deleted agent; its owner only one they deleted themselves.
+
+    A deletion by staff (or with no record of who deleted it) is undone by staff only, and
+    nobody else's submission brings an agent back (docs/api.md, "Ownership")."""
+    if user is None or not getattr(user, "is_authenticated", False):
+        return False
+    if user.is_staff:
+        return True
+    owner = agent.submitted_by_id
+    return owner is not None and owner == user.pk and deleted_by(agent) == user.pk
+
+
+def _existing_check(existing: Agent, user: Any) -> None:
+    """A submission of a URL already registered follows the ownership rules, or is a 409."""
+    if existing.deleted_at is not None:
+        if not may_revive(user, existing):
+            raise _conflict(
+                "agent-deleted",
+                "The agent was deleted",
+                "An agent with this URL was deleted; only staff, or its owner if they deleted it "
+                "themselves, may bring it back.",
+            )
+        return
+    if user is None:
+        return  # the registry itself (the command line, its own card): no account to check
+    if not gate.agents(Viewer.of(user)).filter(pk=existing.pk).exists():
+        raise _conflict(
+            "url-registered",
+            "The URL is registered by another account",
+            "Another account registered this URL and its agent is not public.",
+        )
+
+
 def agent_submit(*, url: Any, user: Any, enqueue: bool = True) -> tuple[Agent, bool]:
     """Register an agent by URL, or return the one already registered for it.
 
+    An existing agent is returned only to someone who may see it, and a deleted one comes back
+    only for staff or for its owner who deleted it (``may_revive``); otherwise a 409 problem.
     Returns ``(agent, created)``. Concurrent submissions of one URL meet at the unique
     constraint on ``Agent.url``: the loser reads the winner's row.
     """
     normalised = submitted_url_check(url)
     existing = Agent.objects.filter(Q(url=normalised) | Q(card_url=normalised)).first()
     if existing is not None:
+        _existing_check(existing, user)
         if existing.deleted_at is not None:
-            # Deleted by its owner, submitted again: it comes back, owned by this submitter.
             agent_restore(agent=existing, actor=user)
         return existing, False
     discover = is_origin(normalised)
@@ -96,7 +155,9 @@ def agent_submit(*, url: Any, user: Any, enqueue: bool = True) -> tuple[Agent, b
             if enqueue:
                 transaction.on_commit(lambda: enqueue_crawl(agent.pk))
     except IntegrityError:
-        return Agent.objects.get(url=normalised), False
+        winner = Agent.objects.get(url=normalised)
+        _existing_check(winner, user)
+        return winner, False
     return agent, True
 
 

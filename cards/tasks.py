@@ -157,7 +157,28 @@ def process_import(self: Task, job_id: str) -> str:
     time_limit=settings.CELERY_TASK_TIME_LIMIT,
 )
 def import_item(self: Task, item_id: int) -> str:
-    return imports.import_item_process(item_id=item_id)
+    """Submit one URL of an import, then crawl it when its origin's turn comes, like any crawl:
+    while the origin is busy the task is re-queued (the submission is not repeated)."""
+    origin = imports.import_item_submit(item_id=item_id)
+    if origin is None:
+        return "done"
+    if self.request.is_eager:
+        return imports.import_item_crawl(item_id=item_id)
+    wait = politeness.acquire(origin)
+    if wait > 0:
+        priority = (
+            self.request.delivery_info.get("priority") if self.request.delivery_info else None
+        )
+        import_item.apply_async(
+            (item_id,),
+            countdown=wait * random.uniform(1.0, 1.5),
+            priority=queue.ASKED if priority is None else priority,
+        )
+        return "deferred"
+    try:
+        return imports.import_item_crawl(item_id=item_id)
+    finally:
+        politeness.release(origin)
 
 
 @shared_task(

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
 from rest_framework import status
@@ -17,7 +16,7 @@ from cards import imports, progress
 from cards.api.views import _json_object
 from cards.models import ImportJob
 from registry import openapi
-from registry.errors import only_members
+from registry.errors import ProblemError, only_members
 from registry.throttling import SubmissionRateThrottle
 
 
@@ -73,8 +72,25 @@ class ImportCreateView(APIView):
         )
 
 
+def _not_found() -> ProblemError:
+    return ProblemError(
+        status=404, slug="not-found", title="Not found", detail="No import with this id."
+    )
+
+
 class ImportDetailView(APIView):
+    """An import's progress and per-URL results: for the account that created it and staff;
+    anyone else gets the same 404 as for an id that does not exist."""
+
     @extend_schema(responses={200: dict})
     def get(self, request: Request, pk: Any) -> Response:
-        job = get_object_or_404(ImportJob, pk=pk)
+        user = request.user
+        if user is None or not user.is_authenticated:
+            raise _not_found()
+        jobs = ImportJob.objects.filter(pk=pk)  # the URL pattern admits UUIDs only
+        if not user.is_staff:
+            jobs = jobs.filter(created_by=user)
+        job = jobs.first()
+        if job is None:
+            raise _not_found()
         return Response(import_document(job, request))

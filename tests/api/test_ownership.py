@@ -103,11 +103,61 @@ def test_submissions_are_rate_limited_per_token(
     assert Agent.objects.count() == 2
 
 
-def test_a_deleted_agent_submitted_again_comes_back(owned: Any, client_anon: APIClient) -> None:
-    agent, owner, other, _ = owned
-    owner.delete(f"/api/v1/agents/{agent.pk}")
-    again = other.post("/api/v1/agents", {"url": agent.url}, format="json")
+def test_the_owner_who_deleted_an_agent_may_submit_it_again(owned: Any) -> None:
+    agent, owner, _, _ = owned
+    assert owner.delete(f"/api/v1/agents/{agent.pk}").status_code == 204
+    again = owner.post("/api/v1/agents", {"url": agent.url}, format="json")
     assert again.status_code == 200 and again.json()["id"] == str(agent.pk)
+    assert again.json()["owned"] is True
     agent.refresh_from_db()
     assert agent.deleted_at is None
-    assert other.get(f"/api/v1/agents/{agent.pk}").json()["owned"] is True
+    assert AuditEntry.objects.filter(agent=agent, action="restore").exists()
+
+
+def assert_refused(response: Any, slug: str) -> None:
+    assert response.status_code == 409, response.content
+    assert response["Content-Type"] == "application/problem+json"
+    problem = response.json()
+    assert problem["type"].endswith(slug)
+    assert "id" not in problem
+
+
+def test_nobody_else_revives_an_agent_its_owner_deleted(owned: Any, client_anon: APIClient) -> None:
+    agent, owner, other, _ = owned
+    owner.delete(f"/api/v1/agents/{agent.pk}")
+    assert_refused(other.post("/api/v1/agents", {"url": agent.url}, format="json"), "agent-deleted")
+    agent.refresh_from_db()
+    assert agent.deleted_at is not None
+    assert agent.submitted_by is not None and agent.submitted_by.username == "owner"
+    assert client_anon.get(f"/api/v1/agents/{agent.pk}").status_code == 404
+
+
+def test_a_staff_deletion_is_undone_by_staff_only_and_the_owner_stays(
+    owned: Any, client_anon: APIClient
+) -> None:
+    agent, owner, other, staff = owned
+    assert staff.delete(f"/api/v1/agents/{agent.pk}").status_code == 204
+    for client in (owner, other):
+        assert_refused(
+            client.post("/api/v1/agents", {"url": agent.url}, format="json"), "agent-deleted"
+        )
+    agent.refresh_from_db()
+    assert agent.deleted_at is not None
+    restored = staff.post("/api/v1/agents", {"url": agent.url}, format="json")
+    assert restored.status_code == 200 and restored.json()["id"] == str(agent.pk)
+    agent.refresh_from_db()
+    assert agent.deleted_at is None
+    assert agent.submitted_by is not None and agent.submitted_by.username == "owner"
+    assert owner.get(f"/api/v1/agents/{agent.pk}").json()["owned"] is True
+    assert other.get(f"/api/v1/agents/{agent.pk}").json()["owned"] is False
+
+
+def test_the_url_of_another_accounts_hidden_agent_is_refused(owned: Any) -> None:
+    agent, owner, other, staff = owned
+    agent_moderate(agent=agent, state="hidden", actor=None, reason="under review")
+    refused = other.post("/api/v1/agents", {"url": agent.url}, format="json")
+    assert_refused(refused, "url-registered")
+    assert owner.post("/api/v1/agents", {"url": agent.url}, format="json").status_code == 200
+    assert staff.post("/api/v1/agents", {"url": agent.url}, format="json").status_code == 200
+    agent.refresh_from_db()
+    assert agent.moderation == "hidden"
