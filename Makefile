@@ -44,7 +44,7 @@ browser:
 ## Never stops, restarts or reconfigures the machine's services: tests marked `disruptive`
 ## (tests/faults/) are left to `make test-faults`.
 test: $(DEV_STAMP) services browser check
-	env -u DATABASE_URL -u REDIS_URL $(PY) manage.py makemigrations --check --dry-run
+	env -u DATABASE_URL -u REDIS_URL DJANGO_SECRET_KEY=test-only-secret $(PY) manage.py makemigrations --check --dry-run
 	DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL) DJANGO_SECRET_KEY=test-only-secret \
 	  CELERY_TASK_ALWAYS_EAGER=true $(PY) -m pytest -m "not disruptive" $(PYTEST_ARGS)
 

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import dj_database_url
+from django.core.exceptions import ImproperlyConfigured
 
 from registry.env import (
     ConfigError,
@@ -28,12 +29,28 @@ from registry.rates import Rate
 BASE_DIR = Path(__file__).resolve().parent.parent
 
 DEBUG = env_bool("DJANGO_DEBUG", False)
+# Keys published in examples and templates: anyone could sign sessions and tokens with them.
+_PLACEHOLDER_KEYS = {
+    "change-me-in-production",
+    "change-me",
+    "changeme",
+    "secret",
+    "secret-key",
+    "your-secret-key",
+    "insecure-development-key-do-not-use-in-production",
+}
+_KEY_HINT = (
+    "set it to a long random value (python -c 'import secrets; print(secrets.token_urlsafe(50))'),"
+    " or DJANGO_DEBUG=true on a development machine"
+)
 _secret = env_optional("DJANGO_SECRET_KEY")
-if _secret is None:
-    if not DEBUG and env_optional("DATABASE_URL") is not None:
-        raise ConfigError("DJANGO_SECRET_KEY must be set when DATABASE_URL is set and DEBUG is off")
-    _secret = "insecure-development-key-do-not-use-in-production"
-SECRET_KEY = _secret
+if not DEBUG:
+    # Without a real key nothing is served unless debug is explicitly on (docs/configuration.md).
+    if _secret is None:
+        raise ImproperlyConfigured(f"DJANGO_SECRET_KEY is not set: {_KEY_HINT}")
+    if _secret.lower() in _PLACEHOLDER_KEYS or _secret.startswith("django-insecure-"):
+        raise ImproperlyConfigured(f"DJANGO_SECRET_KEY is a published placeholder: {_KEY_HINT}")
+SECRET_KEY = _secret or "insecure-development-key-do-not-use-in-production"
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]", "testserver"])
 
 INSTALLED_APPS = [
