@@ -8,19 +8,20 @@ happens before the transaction that writes, so no row lock is held while waiting
 from __future__ import annotations
 
 import hashlib
+import logging
 import time
-from datetime import datetime
-from typing import Any
+from datetime import datetime, timedelta
+from typing import Any, NoReturn
 
-from django.db import transaction
+from django.db import InterfaceError, OperationalError, transaction
 from django.utils import timezone
 
-from cards import health, hooks, manifest_crawling, pipeline, politeness, queue, trust
+from cards import health, hooks, manifest_crawling, pipeline, politeness, queue, scheduling, trust
 from cards.ard import identifiers
 from cards.changes import summarise
 from cards.discovery import origin_of
 from cards.indexing import apply_summary, index_card
-from cards.models import Agent, CrawlAttempt, Snapshot
+from cards.models import Agent, CrawlAttempt, Manifest, Snapshot
 from cards.parsing import parse_card_bytes
 from cards.pipeline import CardReport, fetch_card
 from cards.rendering import store
@@ -28,6 +29,8 @@ from cards.rendering.store import agent_changed, rendering_once
 from cards.services import TransientCrawlError
 from registry.findings import counts
 from registry.http import FetchError, FetchResult
+
+log = logging.getLogger(__name__)
 
 
 def _conditional_headers(agent: Agent) -> dict[str, str]:
@@ -66,11 +69,14 @@ def _attempt(
     agent_changed(agent.pk)
 
 
-def agent_crawl(*, agent_id: Any) -> str:
+def agent_crawl(*, agent_id: Any, final: bool = False) -> str:
     """Fetch, parse, validate, verify and index one agent's card. Idempotent.
 
-    Returns the outcome (``stored``, ``unchanged``, ``not-modified``, ``error``, ``missing``).
-    Raises :class:`TransientCrawlError` after recording a failure that is worth retrying.
+    Returns the outcome (``stored``, ``unchanged``, ``not-modified``, ``manifest``, ``error``,
+    ``missing``). Raises :class:`TransientCrawlError` after recording a failure that is worth
+    retrying, and, without recording anything, when an origin's manifest candidate failed
+    transiently (docs/ard.md): ``final`` (the last try the caller will make) then goes on to the
+    card paths instead, or records the failure on a manifest the origin is known to publish.
     """
     # What the fetch needs; the stored documents and findings stay in the database.
     agent = (
@@ -87,11 +93,24 @@ def agent_crawl(*, agent_id: Any) -> str:
     started = time.monotonic()
     if agent.discover:
         # ARD first: an origin that publishes a manifest lists its agents there (docs/ard.md).
-        found = manifest_crawling.resolve(origin_of(agent.url))
+        known = Manifest.objects.filter(pk=agent.manifest_id).first() if agent.manifest_id else None
+        known = known if manifest_crawling.was_read(known) else None
+        resolution = manifest_crawling.resolve(origin_of(agent.url), known=known)
+        found = resolution.found
+        if resolution.transient is not None:
+            if not final:
+                _manifest_deferred(agent, resolution.transient)
+            if known is not None:
+                found = manifest_crawling.Found(
+                    url=known.url, via=known.found_via, error=resolution.transient
+                )
+            # else: the last try goes on to the card paths (an origin whose ard.json always
+            # answers 500 still has its card read).
         if found is not None:
             return _record_manifest(agent, found, started_at=started_at, fetch_ms=_ms(started))
         if agent.manifest_id is not None:
             _manifest_withdrawn(agent.pk)
+            agent.etag = agent.last_modified = ""  # the card is read in full, not revalidated
     try:
         result = fetch_card(agent.url, discover=agent.discover, headers=_conditional_headers(agent))
     except FetchError as err:
@@ -111,14 +130,49 @@ def agent_crawl(*, agent_id: Any) -> str:
 MANIFEST_REASON = "This origin publishes an ARD manifest; its agents are listed from it: "
 
 
+def _manifest_deferred(agent: Agent, err: FetchError) -> NoReturn:
+    """A manifest candidate failed in a way that may pass: nothing about the agent changes (its
+    state, card and visibility stay), the caller retries with backoff. Only the lease moves, so
+    the sweep does not start a second crawl while the retry is pending."""
+    log.info("crawl of %s deferred: manifest candidate %s: %s", agent.pk, err.url, err.reason)
+    wait = min(err.retry_after or 0.0, 86400.0)
+    if err.retry_after:
+        politeness.postpone(origin_of(agent.url), err.retry_after)
+    Agent.objects.filter(pk=agent.pk).update(
+        lease_until=timezone.now() + scheduling.LEASE + timedelta(seconds=wait)
+    )
+    raise TransientCrawlError(
+        f"the origin's ARD manifest could not be checked ({err.url}): {err.reason}",
+        retry_after=err.retry_after,
+    )
+
+
 def _record_manifest(
     origin_agent: Agent, found: manifest_crawling.Found, *, started_at: datetime, fetch_ms: float
 ) -> str:
     """The origin publishes a manifest: its entries become agents, and the origin's own row
-    (not an agent itself) is hidden with a reason pointing at the manifest."""
-    manifest, inline = manifest_crawling.ingest(found, owner=origin_agent.submitted_by_id)
-    for agent_id, inline_card in inline:
-        card_ingest(agent_id=agent_id, result=inline_card)
+    (not an agent itself) is hidden with a reason pointing at the manifest. A manifest that
+    could not be processed is recorded as the origin's error, never left unsaid."""
+    try:
+        manifest, inline = manifest_crawling.ingest(found, owner_id=origin_agent.submitted_by_id)
+        for agent_id, inline_card in inline:
+            card_ingest(agent_id=agent_id, result=inline_card)
+    except (OperationalError, InterfaceError):
+        raise  # the database went away: the task runs the crawl again
+    except Exception as exc:
+        log.exception("manifest %s of agent %s could not be processed", found.url, origin_agent.pk)
+        _record_failure(
+            origin_agent.pk,
+            FetchError(
+                "protocol-error",
+                f"the ARD manifest at {found.url} could not be processed ({type(exc).__name__})",
+                url=found.url,
+                transient=False,
+            ),
+            started_at=started_at,
+            fetch_ms=fetch_ms,
+        )
+        return "error"
     now = timezone.now()
     with transaction.atomic(), rendering_once():
         agent = Agent.objects.select_for_update().get(pk=origin_agent.pk)
@@ -154,7 +208,7 @@ def _record_manifest(
             http_status=agent.last_http_status,
             error=found.error,
         )
-    return "manifest"
+    return "manifest" if manifest.status == "ok" else "error"
 
 
 def _manifest_withdrawn(agent_id: Any) -> None:
@@ -162,6 +216,11 @@ def _manifest_withdrawn(agent_id: Any) -> None:
     with transaction.atomic(), rendering_once():
         agent = Agent.objects.select_for_update().get(pk=agent_id)
         agent.manifest = None
+        if agent.shape == "ard-manifest":
+            # No longer a manifest's stand-in: the card paths decide what it is now.
+            agent.shape = ""
+            agent.name = agent.description = ""
+            agent.content_sha256 = ""  # the next card is summarised even if it is the old one
         if agent.moderation_reason.startswith(MANIFEST_REASON):
             agent.moderation = Agent.Moderation.APPROVED
             agent.moderation_reason = ""

@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from html.parser import HTMLParser
 from typing import Any
 from urllib.parse import urljoin
@@ -23,7 +23,7 @@ from django.utils import timezone
 
 from cards import queue
 from cards.ard import identifiers
-from cards.ard.manifest import AgentEntry, ManifestReport, finding, read
+from cards.ard.manifest import AgentEntry, ManifestReport, finding, read, url_authority
 from cards.discovery import origin_of
 from cards.indexing import search_text_of
 from cards.models import Agent, AgentEvent, Manifest
@@ -52,61 +52,119 @@ class _Links(HTMLParser):
                 self.found.setdefault(rel, values["href"])
 
 
-def _links(origin: str, policy: FetchPolicy) -> dict[str, str]:
-    """``rel="ard"`` and ``rel="ai-catalog"`` links on the origin's home page."""
+def _links(origin: str, policy: FetchPolicy) -> tuple[dict[str, str], FetchError | None]:
+    """``rel="ard"`` and ``rel="ai-catalog"`` links on the origin's home page, and the error
+    when the page could not be fetched (no links then)."""
     small = replace(policy, max_bytes=min(policy.max_bytes, HOME_PAGE_BYTES))
     try:
         page = fetch(origin + "/", policy=small, expect_json=False)
-    except FetchError:
-        return {}
+    except FetchError as err:
+        return {}, err
     parser = _Links()
     try:
         parser.feed(page.body.decode("utf-8", "replace"))
     except Exception:  # noqa: BLE001 - a broken page has no links
-        return {}
-    return {rel: urljoin(page.url, href) for rel, href in parser.found.items()}
+        return {}, None
+    return {rel: urljoin(page.url, href) for rel, href in parser.found.items()}, None
 
 
 @dataclass
 class Found:
-    """A manifest, or the failure to read one that is there (too large, wrong type, 5xx)."""
+    """A manifest (a 2xx answer that reads as one), or the failure to read a manifest the
+    origin is known to publish (``error``, or a ``report`` that is not ok)."""
 
     url: str
     via: str
     result: FetchResult | None = None
     error: FetchError | None = None
+    report: ManifestReport | None = None
 
 
-def _try(url: str, via: str, policy: FetchPolicy) -> Found | None:
+@dataclass
+class Resolution:
+    """What looking for an origin's manifest came to. ``found``: a manifest (or the known
+    manifest's failure); ``transient``: a candidate failed in a way that may pass (DNS, connect,
+    timeout, 5xx, 408, 429), so nothing can be concluded; neither: the origin publishes none.
+    ``absent`` says why each candidate was not one (for the logs)."""
+
+    found: Found | None = None
+    transient: FetchError | None = None
+    absent: list[str] = field(default_factory=list)
+
+
+def was_read(manifest: Manifest | None) -> bool:
+    """A manifest the registry has read successfully at least once: once an origin has one,
+    only 404/410 withdraws it, and other failures are recorded on it."""
+    if manifest is None:
+        return False
+    return manifest.status == "ok" or bool(
+        manifest.spec_version or manifest.entry_count or manifest.type_counts
+    )
+
+
+def _is_known(known: Manifest | None, via: str, *urls: str) -> bool:
+    return known is not None and (known.found_via == via or known.url in urls)
+
+
+def _try(url: str, via: str, policy: FetchPolicy, known: Manifest | None, out: Resolution) -> bool:
+    """Try one candidate; True when the search stops here. Only a 2xx answer that reads as a
+    manifest is one; 404/410, other 4xx, a refused address or a document that is not a
+    manifest mean "none here" (unless it is the manifest the origin is known to publish)."""
     try:
         result = fetch(url, policy=policy)
     except FetchError as err:
-        if err.status in (404, 410):
-            return None
-        log.info("manifest candidate %s failed: %s", url, err.reason)
-        return Found(url=url, via=via, error=err)
-    return Found(url=result.url, via=via, result=result)
+        if err.transient:
+            log.info("manifest candidate %s: transient failure: %s", url, err.reason)
+            out.transient = err
+            return True
+        if (
+            err.status not in (404, 410)
+            and known is not None
+            and _is_known(known, via, url, err.url)
+        ):
+            out.found = Found(url=known.url, via=known.found_via or via, error=err)
+            return True
+        out.absent.append(f"{url}: {err.reason}")
+        return False
+    report = read(
+        result.body, manifest_url=result.url, max_entries=settings.REGISTRY_ARD_MAX_ENTRIES
+    )
+    if report.ok:
+        out.found = Found(url=result.url, via=via, result=result, report=report)
+        return True
+    if known is not None and _is_known(known, via, url, result.url):
+        out.found = Found(url=known.url, via=known.found_via or via, result=result, report=report)
+        return True
+    first = next((f.message for f in report.findings if f.severity == "error"), "not a manifest")
+    out.absent.append(f"{url}: {first}")
+    return False
 
 
-def resolve(origin: str, policy: FetchPolicy | None = None) -> Found | None:
-    """The origin's manifest, in ARD's order; None when it publishes none."""
+def resolve(
+    origin: str, policy: FetchPolicy | None = None, *, known: Manifest | None = None
+) -> Resolution:
+    """Look for the origin's manifest, in ARD's order. ``known``: the manifest the origin was
+    last seen publishing (see :func:`was_read`)."""
     policy = policy or FetchPolicy.from_settings()
+    out = Resolution()
     for path, via in WELL_KNOWN:
-        found = _try(origin + path, via, policy)
-        if found:
-            return found
-    links = _links(origin, policy)
-    if "ard" in links:
-        found = _try(links["ard"], "link-ard", policy)
-        if found:
-            return found
+        if _try(origin + path, via, policy, known, out):
+            return out
+    links, page_error = _links(origin, policy)
+    if page_error is not None and page_error.transient and known is not None:
+        # The known manifest may be the one the page links to: nothing can be concluded.
+        out.transient = page_error
+        return out
+    if "ard" in links and _try(links["ard"], "link-ard", policy, known, out):
+        return out
     for path, via in FALLBACK:
-        found = _try(origin + path, via, policy)
-        if found:
-            return found
+        if _try(origin + path, via, policy, known, out):
+            return out
     if "ai-catalog" in links:
-        return _try(links["ai-catalog"], "link-ai-catalog", policy)
-    return None
+        _try(links["ai-catalog"], "link-ai-catalog", policy, known, out)
+    if out.absent and out.found is None and out.transient is None:
+        log.info("no ARD manifest at %s: %s", origin, "; ".join(out.absent))
+    return out
 
 
 def _event(agent: Agent, kind: str, detail: dict[str, Any]) -> None:
@@ -116,9 +174,20 @@ def _event(agent: Agent, kind: str, detail: dict[str, Any]) -> None:
     )
 
 
+def _owned_by_another(agent: Agent, owner_id: int | None) -> bool:
+    return agent.submitted_by_id is not None and agent.submitted_by_id != owner_id
+
+
+def _inline_of(manifest: Manifest, agent: Agent) -> bool:
+    return agent.url.startswith(manifest.url + "#")
+
+
 def _entry_agent(
-    manifest: Manifest, entry: AgentEntry, report: ManifestReport, owner: Any
+    manifest: Manifest, entry: AgentEntry, report: ManifestReport, owner_id: int | None
 ) -> tuple[Agent, bool] | None:
+    """The agent an entry speaks for: an existing one only when the manifest has authority
+    over its card URL and the agent is not another account's; otherwise a new one, owned by
+    the account that submitted the origin. None (and a finding) when the entry is refused."""
     pointer = f"/entries/{entry.index}"
     if entry.url is not None:
         try:
@@ -126,12 +195,45 @@ def _entry_agent(
         except ProblemError as exc:
             report.findings.append(finding("ard.entry-url", "error", pointer + "/url", exc.detail))
             return None
+        if not url_authority(manifest.url, url):
+            report.findings.append(
+                finding(
+                    "ard.entry-authority",
+                    "error",
+                    pointer + "/url",
+                    f"{url} is not on the manifest's host or one of its subdomains (same scheme "
+                    "and port): a manifest speaks only for its own agents (ARD 4.5.1); the entry "
+                    "is refused",
+                )
+            )
+            return None
     else:
         url = f"{manifest.url}#{entry.identifier or f'entry-{entry.index}'}"[:2048]
     agent = Agent.objects.filter(url=url).first()
     if agent is None:
-        agent = Agent.objects.create(url=url, discover=False, submitted_by=owner)
+        agent = Agent.objects.create(
+            url=url,
+            discover=False,
+            submitted_by_id=owner_id,
+            # The same moderation as a submission: a manifest is not a way around it.
+            moderation=(
+                Agent.Moderation.APPROVED
+                if settings.REGISTRY_AUTO_APPROVE
+                else Agent.Moderation.PENDING
+            ),
+        )
         return agent, True
+    if _owned_by_another(agent, owner_id):
+        report.findings.append(
+            finding(
+                "ard.entry-owner",
+                "error",
+                pointer,
+                "another account registered this agent: a manifest does not take over an agent "
+                "it does not own; the entry is refused",
+            )
+        )
+        return None
     if agent.manifest_id not in (None, manifest.pk):
         report.findings.append(
             finding(
@@ -143,6 +245,23 @@ def _entry_agent(
         )
         return None
     return agent, False
+
+
+def _release(agent: Agent, manifest: Manifest) -> None:
+    """An agent bound to a manifest that never had authority over its URL (bound before that
+    was checked): its entry's data goes, and it is no longer the manifest's to list or delist."""
+    log.warning("agent %s released from manifest %s: no authority over it", agent.pk, manifest.url)
+    agent.manifest = None
+    agent.manifest_listed = None
+    agent.ard_entry = {}  # rendering derives tags and capabilities from the card alone again
+    snapshot = agent.latest_snapshot
+    agent.search_text = search_text_of(snapshot.card if snapshot is not None else None, {})
+    agent.save(
+        update_fields=[
+            "manifest", "manifest_listed", "ard_entry", "search_text", "updated_at",
+        ]
+    )  # fmt: skip
+    agent_changed(agent.pk)
 
 
 def _give_identifier(agent: Agent, entry: AgentEntry, report: ManifestReport) -> None:
@@ -169,10 +288,14 @@ def _give_identifier(agent: Agent, entry: AgentEntry, report: ManifestReport) ->
     identifiers.assign(agent, entry.identifier, source="manifest")
 
 
-def ingest(found: Found, *, owner: Any = None) -> tuple[Manifest, list[tuple[Any, FetchResult]]]:
+def ingest(
+    found: Found, *, owner_id: int | None = None
+) -> tuple[Manifest, list[tuple[Any, FetchResult]]]:
     """Store the manifest and bring its agents in step; ``url`` entries are queued for a crawl.
     Returns the manifest and the inline cards (``data`` entries) for the caller to ingest.
-    A manifest that cannot be read keeps what was stored before: its agents stay as they were."""
+    ``owner_id``: the account that submitted the origin; new agents are its, and an agent of
+    another account is never bound, changed or delisted. A manifest that cannot be read keeps
+    what was stored before: its agents stay as they were."""
     now = timezone.now()
     url = found.url[:2048]
     manifest, _ = Manifest.objects.get_or_create(url=url, defaults={"origin": origin_of(url)})
@@ -186,14 +309,16 @@ def ingest(found: Found, *, owner: Any = None) -> tuple[Manifest, list[tuple[Any
         manifest.save()
         return manifest, []
     body = found.result.body
-    report = read(body, manifest_url=url, max_entries=settings.REGISTRY_ARD_MAX_ENTRIES)
+    report = found.report or read(
+        body, manifest_url=url, max_entries=settings.REGISTRY_ARD_MAX_ENTRIES
+    )
     to_crawl: list[Any] = []
     listed_ids: set[Any] = set()
     with transaction.atomic():
         if report.ok:
             listed = listed_ids
             for entry in report.agents:
-                placed = _entry_agent(manifest, entry, report, owner)
+                placed = _entry_agent(manifest, entry, report, owner_id)
                 if placed is None:
                     continue
                 agent, created = placed
@@ -232,7 +357,12 @@ def ingest(found: Found, *, owner: Any = None) -> tuple[Manifest, list[tuple[Any
             gone = Agent.objects.filter(manifest=manifest, manifest_listed=True).exclude(
                 pk__in=listed
             )
-            for agent in gone:
+            for agent in gone.select_related("latest_snapshot"):
+                if not _inline_of(manifest, agent) and not url_authority(manifest.url, agent.url):
+                    _release(agent, manifest)
+                    continue
+                if _owned_by_another(agent, owner_id):
+                    continue  # not this crawl's to delist (docs/security.md)
                 agent.manifest_listed = False
                 agent.save(update_fields=["manifest_listed", "updated_at"])
                 _event(agent, AgentEvent.Kind.MANIFEST_ENTRY_REMOVED, {"manifest": manifest.url})

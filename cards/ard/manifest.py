@@ -3,11 +3,13 @@
 What it checks (docs/ard.md, "Manifests"): JSON (depth, duplicates, encoding), the ARD entry
 schema, the entry count cap, value-or-reference, identifier shape, the publisher-authority rule
 (ARD 4.5.1: the identifier's publisher must be the manifest's own domain or one of its
-subdomains), trustManifest.identity alignment, duplicate identifiers and representativeQueries.
+subdomains), trustManifest.identity alignment, duplicate identifiers and representativeQueries;
+and ``url_authority``, the same rule for the card URLs a manifest lists.
 """
 
 from __future__ import annotations
 
+import ipaddress
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
@@ -53,6 +55,45 @@ class ManifestReport:
     other_entries: list[dict[str, Any]] = field(default_factory=list)
     type_counts: dict[str, int] = field(default_factory=dict)
     entry_count: int = 0
+
+
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
+def _host_and_port(url: str) -> tuple[str, str, int | None]:
+    parts = urlsplit(url)
+    scheme = parts.scheme.lower()
+    try:
+        port = parts.port
+    except ValueError:
+        return scheme, "", None
+    host = (parts.hostname or "").lower().rstrip(".")
+    return scheme, host, port if port is not None else _DEFAULT_PORTS.get(scheme)
+
+
+def _is_ip(host: str) -> bool:
+    try:
+        ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return True
+
+
+def url_authority(manifest_url: str, card_url: str) -> bool:
+    """May the manifest at ``manifest_url`` speak for the card at ``card_url``?
+
+    Yes when the card has the manifest's scheme and port and its host is the manifest's own
+    host or a subdomain of it: the publisher-authority rule of ARD 4.5.1, applied to URLs. An
+    IP address has no subdomains. Another host, another port or another scheme: no."""
+    scheme, host, port = _host_and_port(manifest_url)
+    card_scheme, card_host, card_port = _host_and_port(card_url)
+    if not host or not card_host or port is None or (scheme, port) != (card_scheme, card_port):
+        return False
+    if card_host == host:
+        return True
+    if _is_ip(host) or _is_ip(card_host):
+        return False
+    return card_host.endswith("." + host)
 
 
 def _strings(value: Any, limit: int, length: int = 500) -> list[str]:

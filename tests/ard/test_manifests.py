@@ -15,10 +15,10 @@ from tests.ard.conftest import card
 pytestmark = pytest.mark.django_db(transaction=False)
 
 
-def submit(url: str) -> tuple[Agent, bool]:
-    """Submit and crawl at once (the queue's on-commit hook does not run inside a test
-    transaction)."""
-    agent, created = agent_submit(url=url, user=None, enqueue=False)
+def submit(url: str, user: Any) -> tuple[Agent, bool]:
+    """Submit with a real account and crawl at once (the queue's on-commit hook does not run
+    inside a test transaction)."""
+    agent, created = agent_submit(url=url, user=user, enqueue=False)
     agent_crawl(agent_id=agent.pk)
     return agent, created
 
@@ -56,7 +56,7 @@ def _manifest(
     )
 
 
-def test_origin_with_manifest(card_server: Any, loopback_allowed: None) -> None:
+def test_origin_with_manifest(card_server: Any, loopback_allowed: None, user: Any) -> None:
     for name in ("Alpha", "Gamma"):
         card_server.serve(f"/cards/{name.lower()}.json", _card(name))
     entries = [
@@ -72,7 +72,7 @@ def test_origin_with_manifest(card_server: Any, loopback_allowed: None) -> None:
         _entry(card_server, "Private", url="http://10.1.2.3/card.json"),
     ]
     _manifest(card_server, entries)
-    origin, _ = submit(card_server.origin)
+    origin, _ = submit(card_server.origin, user)
     origin.refresh_from_db()
     manifest = Manifest.objects.get()
     assert manifest.status == "ok" and manifest.found_via == "well-known-ard"
@@ -86,9 +86,12 @@ def test_origin_with_manifest(card_server: Any, loopback_allowed: None) -> None:
     assert {"ard.publisher-authority", "ard.entry-url"} <= codes
     alpha = Agent.objects.get(ard_identifier="urn:air:127.0.0.1:a2a:alpha")
     assert alpha.status == "ok" and alpha.ard_identifier_source == "manifest"
+    # The entries belong to the account that submitted the origin (issue 17 item 4).
+    assert alpha.submitted_by_id == user.pk and origin.submitted_by_id == user.pk
     assert "summarise" in [c.lower() for c in alpha.capabilities] and "from-manifest" in alpha.tags
     beta = Agent.objects.get(ard_identifier="urn:air:127.0.0.1:a2a:beta")
     assert beta.status == "ok" and beta.ard_entry["inline"] is True and beta.name == "Beta"
+    assert beta.submitted_by_id == user.pk
     gamma = Agent.objects.get(url=card_server.url("/cards/gamma.json"))
     assert (
         gamma.ard_identifier == "urn:air:127.0.0.1:a2a:gamma"
@@ -99,12 +102,12 @@ def test_origin_with_manifest(card_server: Any, loopback_allowed: None) -> None:
 
 
 def test_entry_that_disappears_is_marked_and_recorded(
-    card_server: Any, loopback_allowed: None, client_anon: Any
+    card_server: Any, loopback_allowed: None, client_anon: Any, user: Any
 ) -> None:
     for name in ("Alpha", "Gamma"):
         card_server.serve(f"/cards/{name.lower()}.json", _card(name))
     _manifest(card_server, [_entry(card_server, "Alpha"), _entry(card_server, "Gamma")])
-    origin, _ = submit(card_server.origin)
+    origin, _ = submit(card_server.origin, user)
     _manifest(card_server, [_entry(card_server, "Gamma")])
     agent_crawl(agent_id=origin.pk)
     alpha = Agent.objects.get(ard_identifier="urn:air:127.0.0.1:a2a:alpha")
@@ -122,7 +125,9 @@ def test_entry_that_disappears_is_marked_and_recorded(
     assert AgentEvent.objects.filter(agent=alpha, kind="manifest-entry-restored").exists()
 
 
-def test_rel_ard_link_then_ai_catalog_fallback(card_server: Any, loopback_allowed: None) -> None:
+def test_rel_ard_link_then_ai_catalog_fallback(
+    card_server: Any, loopback_allowed: None, user: Any
+) -> None:
     card_server.serve("/cards/alpha.json", _card("Alpha"))
     card_server.serve(
         "/",
@@ -130,34 +135,34 @@ def test_rel_ard_link_then_ai_catalog_fallback(card_server: Any, loopback_allowe
         content_type="text/html",
     )
     _manifest(card_server, [_entry(card_server, "Alpha")], path="/catalog/entries.json")
-    submit(card_server.origin)
+    submit(card_server.origin, user)
     assert Manifest.objects.get().found_via == "link-ard"
 
 
-def test_ai_catalog_is_the_fallback(card_server: Any, loopback_allowed: None) -> None:
+def test_ai_catalog_is_the_fallback(card_server: Any, loopback_allowed: None, user: Any) -> None:
     card_server.serve("/cards/alpha.json", _card("Alpha"))
     _manifest(card_server, [_entry(card_server, "Alpha")], path="/.well-known/ai-catalog.json")
-    submit(card_server.origin)
+    submit(card_server.origin, user)
     assert Manifest.objects.get().found_via == "well-known-ai-catalog"
     assert Agent.objects.filter(ard_identifier="urn:air:127.0.0.1:a2a:alpha", status="ok").exists()
 
 
 def test_origin_without_manifest_uses_the_card_paths(
-    card_server: Any, loopback_allowed: None
+    card_server: Any, loopback_allowed: None, user: Any
 ) -> None:
     card_server.serve("/.well-known/agent-card.json", _card("Plain"))
-    agent, _ = submit(card_server.origin)
+    agent, _ = submit(card_server.origin, user)
     agent.refresh_from_db()
     assert agent.status == "ok" and agent.manifest_id is None and agent.name == "Plain"
     assert agent.ard_identifier == "urn:air:127.0.0.1:a2a:plain"
 
 
 def test_a_huge_or_broken_manifest_loses_nothing(
-    card_server: Any, loopback_allowed: None, settings: Any
+    card_server: Any, loopback_allowed: None, settings: Any, user: Any
 ) -> None:
     card_server.serve("/cards/alpha.json", _card("Alpha"))
     _manifest(card_server, [_entry(card_server, "Alpha")])
-    origin, _ = submit(card_server.origin)
+    origin, _ = submit(card_server.origin, user)
     settings.REGISTRY_FETCH_MAX_BYTES = 4096
     card_server.serve("/.well-known/ard.json", b'{"entries": [' + b'{"x": 1},' * 5000 + b"{}]}")
     agent_crawl(agent_id=origin.pk)
@@ -173,14 +178,21 @@ def test_a_huge_or_broken_manifest_loses_nothing(
     assert Agent.objects.get(pk=alpha.pk).manifest_listed is True
 
 
-def test_a_manifest_redirecting_to_a_private_address_is_refused_with_a_finding(
-    card_server: Any, loopback_allowed: None
+def test_a_known_manifest_redirecting_to_a_private_address_is_a_recorded_failure(
+    card_server: Any, loopback_allowed: None, user: Any
 ) -> None:
+    card_server.serve("/cards/alpha.json", _card("Alpha"))
+    _manifest(card_server, [_entry(card_server, "Alpha")])
+    origin, _ = submit(card_server.origin, user)
     card_server.serve(
         "/.well-known/ard.json", b"", status=302, headers={"Location": "http://10.0.0.7/ard.json"}
     )
-    origin, _ = submit(card_server.origin)
+    assert agent_crawl(agent_id=origin.pk) == "error"
     manifest = Manifest.objects.get()
     assert manifest.status == "error" and manifest.findings[0]["code"] == "ard.fetch"
+    assert "10.0.0.7" in manifest.last_error
     origin.refresh_from_db()
     assert origin.status == "error" and origin.manifest_id == manifest.pk
+    assert origin.moderation == Agent.Moderation.HIDDEN
+    alpha = Agent.objects.get(ard_identifier="urn:air:127.0.0.1:a2a:alpha")
+    assert alpha.manifest_listed is True and alpha.status == "ok"
