@@ -108,3 +108,32 @@ def test_the_seed_000_card_is_found_by_tag_and_by_schema_mode(
     assert [a["name"] for a in by_tag] == ["Fight comparison agent"]
     assert by_mode == by_tag and by_output == by_tag
     assert by_tag[0]["validation"]["valid"] is True
+
+
+def test_the_tck_comparison_skips_and_says_why_without_a_tck_checkout(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from bench import tck_compare
+
+    assert tck_compare.main(["--tck-1-0", str(tmp_path / "none")]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("skipped:") and "--tck-1-0" in out and "--tck-0-3" in out
+
+
+@pytest.mark.parametrize(
+    ("card", "branch"),
+    [
+        ({"protocolVersion": "0.3.0", "url": "u", "supportedInterfaces": []}, "0.3"),
+        ({"protocolVersion": "1.0", "url": "u"}, "1.0"),
+        ({"supportedInterfaces": []}, "1.0"),
+        ({"url": "u"}, "0.3"),
+        ({"protocolVersion": "{{ v }}", "url": "u"}, "0.3"),
+    ],
+)
+def test_the_tck_comparison_matches_each_card_with_the_branch_of_its_declared_version(
+    card: dict[str, Any], branch: str
+) -> None:
+    from bench.tck_compare import tck_branch
+
+    assert tck_branch(json.dumps(card).encode()) == branch
+    assert tck_branch(b"{not json") == "1.0"

@@ -25,8 +25,8 @@ def rule_endpoint(run: Run) -> None:
 
 
 def rule_top_level(run: Run) -> None:
-    check_object(run.report, run.data, "", CARD_FIELDS, REQUIRED_BY_SHAPE[run.shape])
-    if run.shape == "v0.3" and "preferredTransport" not in run.data:
+    check_object(run.report, run.data, "", CARD_FIELDS, REQUIRED_BY_SHAPE[run.judged])
+    if run.judged == "v0.3" and "preferredTransport" not in run.data:
         # v0.3 prose makes it REQUIRED; the v0.3 schema only gives a default (JSONRPC).
         run.report.warning(
             "card.missing-preferred-transport",

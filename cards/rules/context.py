@@ -48,6 +48,13 @@ class Report:
 class Run:
     data: dict[str, Any]  # as served: every pointer points into this
     card: dict[str, Any]  # the v1.0 normal form
-    shape: Shape
+    shape: Shape  # the layout
     ctx: RuleContext
     report: Report
+    # The version the card is judged by: its layout, unless it declares a version whose layout
+    # it also has (a hybrid card declaring 0.3.0 is judged as v0.3). See rules.versions.
+    judged: Shape = "unknown"
+
+    def __post_init__(self) -> None:
+        if self.judged == "unknown":
+            self.judged = self.shape

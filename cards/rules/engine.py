@@ -21,7 +21,7 @@ from cards.rules.objects import kind_of
 from cards.rules.security import rule_security
 from cards.rules.skills import rule_skills
 from cards.rules.style import rule_deprecated, rule_snake_case, rule_templates
-from cards.rules.versions import rule_versions
+from cards.rules.versions import judged_shape, rule_versions
 from registry.findings import Finding
 
 # In this order, so findings come out in a stable, readable order.
@@ -53,12 +53,14 @@ def validate_card(
     if not isinstance(data, dict):
         report.error("card.wrong-type", "", f"the card must be an object, not {kind_of(data)}")
         return report.findings
+    layout: Shape = shape if shape in REQUIRED_BY_SHAPE else "unknown"
     run = Run(
         data=data,
         card=card if isinstance(card, dict) else {},
-        shape=shape if shape in REQUIRED_BY_SHAPE else "unknown",
+        shape=layout,
         ctx=ctx or RuleContext(),
         report=report,
+        judged=judged_shape(data, layout),
     )
     for rule in RULES:
         try:

@@ -93,8 +93,10 @@ _V02_REQUIRED = (
 )
 REQUIRED_BY_SHAPE: dict[str, tuple[str, ...]] = {
     "v1.0": _V1_REQUIRED,
-    "v0.3": (*_V02_REQUIRED, "protocolVersion"),  # a2a.json v0.3.0 AgentCard.required
-    "v0.2": _V02_REQUIRED,
+    # a2a.json AgentCard.required since v0.2.5, and in v0.3.0, the last version of this
+    # layout: a url-layout card that declares no version is judged by that version.
+    "v0.3": (*_V02_REQUIRED, "protocolVersion"),
+    "v0.2": (*_V02_REQUIRED, "protocolVersion"),
     # No endpoint is reported once as card.no-endpoint; the rest is checked as v1.0.
     "unknown": tuple(name for name in _V1_REQUIRED if name != "supportedInterfaces"),
 }

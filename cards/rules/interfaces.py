@@ -53,7 +53,10 @@ def _check_interface(run: Run, entry: dict[str, Any], pointer: str, binding_key:
 
 def rule_interfaces(run: Run) -> None:
     data = run.data
-    required = ("url", "protocolBinding", "protocolVersion")
+    # supportedInterfaces is a v1.0 member: its members are required only in a card judged as
+    # v1.0. A card that declares 0.x (rules.versions.judged_shape) is not judged by them.
+    v1 = run.judged in ("v1.0", "unknown")
+    required = ("url", "protocolBinding", "protocolVersion") if v1 else ()
     for index, entry in dicts(data.get("supportedInterfaces")):
         pointer = extend_pointer("/supportedInterfaces", index)
         check_object(run.report, entry, pointer, INTERFACE_FIELDS, required)

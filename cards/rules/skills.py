@@ -1,4 +1,4 @@
-"""Skill rules: required members, unique ids, kebab-case ids."""
+"""Skill rules: required members, unique ids, kebab-case ids (advice only)."""
 
 from __future__ import annotations
 
@@ -28,7 +28,8 @@ def rule_skills(run: Run) -> None:
         else:
             first_seen[skill_id] = index
         if not KEBAB_CASE.match(skill_id):
-            # Seed 004: "Skill id should be kebab-case (code-review, not CodeReview)".
-            run.report.warning(
+            # Seed 004: "Skill id should be kebab-case (code-review, not CodeReview)". The spec
+            # has no rule on the form of an id, so this is advice (info), never a defect.
+            run.report.info(
                 "skill.id-not-kebab-case", where, f"{skill_id!r} is not kebab-case ('code-review')"
             )

@@ -61,7 +61,7 @@ def _deprecated_members(data: dict[str, Any]) -> Iterator[tuple[str, str, str]]:
 
 
 def rule_deprecated(run: Run) -> None:
-    if run.shape in ("v1.0", "unknown"):
+    if run.judged in ("v1.0", "unknown"):
         for pointer, name, replacement in _deprecated_members(run.data):
             message = f"{name!r} is a v0.x member; v1.0 uses {replacement}"
             run.report.warning("card.deprecated-field", pointer, message)

@@ -1,4 +1,8 @@
-"""URL checks: absolute, a supported scheme, https outside development, a public host."""
+"""URL checks: absolute, a supported scheme, https outside development, a public host.
+
+Only the first two are errors: the spec asks for https in production (a warning) and says
+nothing about which hosts a card may name (a private host is a warning).
+"""
 
 from __future__ import annotations
 
@@ -26,7 +30,10 @@ def _ascii_host(host: str) -> str | None:
 def _check_host(report: Report, ctx: RuleContext, host: str, pointer: str) -> None:
     refusal = host_refusal(host, ctx.allowed_networks)
     if refusal:
-        report.error("url.private-address", pointer, f"the host is not public: {refusal}")
+        # No rule of the spec forbids such a URL in a card; whether the registry fetches it is
+        # the fetch policy's business, so this is a warning, not a verdict on the card.
+        message = f"the host is not public: {refusal}; the registry does not fetch it"
+        report.warning("url.private-address", pointer, message)
 
 
 def check_url(

@@ -32,6 +32,21 @@ def _layout_of(protocol_version: str) -> Shape:
     return "v0.3" if protocol_version.startswith("0.3") else "v0.2"
 
 
+def judged_shape(data: dict[str, Any], shape: Shape) -> Shape:
+    """The version a card is judged by: the one it declares when it has that layout too.
+
+    A hybrid card with `supportedInterfaces` plus the v0.x `url` and a declared
+    `protocolVersion` 0.x (corpus 057) is a complete card of the version it declares; the
+    v1.0 members it adds are extras, not an incomplete v1.0 card. Otherwise the layout decides.
+    """
+    declared = data.get("protocolVersion")
+    if shape != "v1.0" or "url" not in data or not isinstance(declared, str):
+        return shape
+    if PROTOCOL_VERSION.match(declared) and declared.startswith("0."):
+        return _layout_of(declared)
+    return shape
+
+
 def rule_versions(run: Run) -> None:
     version = run.data.get("version")
     if isinstance(version, str) and version.strip() and not SEMVER.match(version):
@@ -42,7 +57,18 @@ def rule_versions(run: Run) -> None:
     check_protocol_version(run.report, declared, "/protocolVersion")
     if run.shape not in ("v0.2", "v0.3") or not isinstance(declared, str):
         return
-    if PROTOCOL_VERSION.match(declared) and _layout_of(declared) != run.shape:
+    if not PROTOCOL_VERSION.match(declared) or _layout_of(declared) == run.shape:
+        return
+    if _layout_of(declared) == "v1.0":
+        # The card says it follows 1.x, where supportedInterfaces is REQUIRED (a2a.proto
+        # AgentCard.supported_interfaces); a v0.x layout cannot be a 1.x card.
+        run.report.error(
+            "card.missing-field",
+            "/supportedInterfaces",
+            f"declares protocol {declared}, which requires 'supportedInterfaces'"
+            f" (the card has the {run.shape} layout: 'url' without 'supportedInterfaces')",
+        )
+    else:
         # Common in the wild (even the v0.3.0 spec sample says 0.2.9); the layout decides.
         run.report.info(
             "card.layout-version-mismatch",
