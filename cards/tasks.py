@@ -67,10 +67,13 @@ def crawl_agent(self: Task, agent_id: str) -> str:
             priority=queue.PERIODIC if priority is None else priority,
         )
         return "deferred"
+    # The last try (eager, or no retry left) does not defer on a manifest candidate's
+    # transient failure: it goes on to the card paths (docs/ard.md).
+    final = self.request.is_eager or self.request.retries >= (self.max_retries or 0)
     try:
-        return crawling.agent_crawl(agent_id=agent_id)
+        return crawling.agent_crawl(agent_id=agent_id, final=final)
     except services.TransientCrawlError as exc:
-        if self.request.is_eager or self.request.retries >= (self.max_retries or 0):
+        if final:
             return "error"
         delay = retry_delay(self.request.retries, exc.retry_after)
         raise self.retry(countdown=delay, exc=exc) from exc
