@@ -7,11 +7,13 @@ Services raise :class:`ProblemError`; DRF's own exceptions and anything unexpect
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from typing import Any
+from urllib.parse import unquote_to_bytes
 
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.core.exceptions import RequestDataTooBig, SuspiciousOperation
-from django.http import Http404, HttpRequest, JsonResponse
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from rest_framework import exceptions
 from rest_framework.response import Response
 
@@ -198,3 +200,68 @@ def only_members(body: dict[str, Any], allowed: set[str]) -> None:
                 {"pointer": json_pointer(name), "message": "unknown member"} for name in unknown
             ],
         )
+
+
+# --- malformed requests and error pages under /api/ ----------------------------------------------
+
+
+def query_string_problem(raw: str) -> str | None:
+    """Why a raw query string cannot be read (None when it can): percent-decoded, every name and
+    value must be UTF-8 (a surrogate encoded as UTF-8 is not) with no NUL character. Django
+    would otherwise turn undecodable bytes into U+FFFD and answer as if they were text."""
+    if not raw:
+        return None
+    try:
+        data = raw.encode("latin-1")  # WSGI hands the raw bytes over as latin-1 text
+    except UnicodeEncodeError:
+        data = raw.encode("utf-8", "surrogatepass")
+    try:
+        text = unquote_to_bytes(data.replace(b"+", b" ")).decode("utf-8")
+    except UnicodeDecodeError:
+        return "The query string is not UTF-8 once percent-decoded."
+    if "\x00" in text:
+        return "The query string contains a NUL character."
+    return None
+
+
+def path_problem(path: str) -> str | None:
+    """Why a decoded request path cannot be read (None when it can)."""
+    if "\x00" in path:
+        return "The path contains a NUL character."
+    return None
+
+
+def _is_api(path: str) -> bool:
+    return path == "/api" or path.startswith("/api/")
+
+
+class ApiErrorsMiddleware:
+    """The API answers problem+json in every mode: a malformed query string or path is a 400
+    before any view runs, and an error page Django renders itself under ``/api/`` (the HTML
+    404 of an unmatched URL with ``DEBUG`` on, for one) becomes a problem document."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        if not _is_api(request.path_info):
+            return self.get_response(request)
+        reason = query_string_problem(request.META.get("QUERY_STRING", ""))
+        if reason is not None:
+            return _plain_problem(
+                request, 400, "invalid-parameter", "Invalid query parameter", reason
+            )
+        reason = path_problem(request.path_info)
+        if reason is not None:
+            return _plain_problem(request, 400, "malformed-request", "Bad request", reason)
+        response = self.get_response(request)
+        kind = response.get("Content-Type", "")
+        if response.status_code >= 400 and kind.startswith("text/html"):
+            if response.status_code == 404:
+                return not_found_view(request)
+            if response.status_code >= 500:
+                return server_error_view(request)
+            return _plain_problem(
+                request, response.status_code, "error", "Error", "The request was not accepted."
+            )
+        return response

@@ -155,7 +155,7 @@ def _facet(request: Request, kind: str, *, directions: bool = False) -> HttpResp
     known = ["prefix", "cursor", "limit"] + (["direction"] if directions else [])
     query = Query(request.query_params, known)
     limit = query.limit()
-    direction = query.choice("direction", ["input", "output"]) if directions else ""
+    direction = query.choice("direction", ["input", "output"], blank=False) if directions else ""
     rows, last = facets.facet_page(
         kind,
         prefix=query.one("prefix"),

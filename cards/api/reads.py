@@ -102,7 +102,7 @@ def agent_list(request: Request) -> HttpResponse:
         request.query_params, [*AgentSearch.PARAMETERS, "mode", "cursor", "limit", "updated_since"]
     )
     limit = query.limit()
-    mode = query.choice("mode", ["lexical", "semantic"], default="lexical")
+    mode = query.choice("mode", ["lexical", "semantic"], default="lexical", blank=False)
     since = query.timestamp("updated_since")
     if since is not None:
         return _changes(request, query, since, limit)

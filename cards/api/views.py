@@ -29,6 +29,7 @@ from cards.rendering.shapes import (
 )
 from registry import limits, openapi
 from registry.errors import ProblemError, only_members
+from registry.parsers import unpaired_surrogate
 from registry.throttling import SubmissionRateThrottle
 
 
@@ -165,6 +166,16 @@ class ValidateView(APIView):
             body = json.loads(raw)
         except (ValueError, RecursionError):
             body = None
+        where = None if body is None else unpaired_surrogate(body)
+        if where is not None:
+            raise ProblemError(
+                status=400,
+                slug="malformed-request",
+                title="Malformed request",
+                detail=f"JSON parse error - the string at {where or '/'} has an unpaired "
+                "surrogate (\\ud800-\\udfff escape): it is not Unicode text.",
+                errors=[{"pointer": where, "message": "not Unicode text"}],
+            )
         if isinstance(body, dict) and set(body) == {"url"}:
             if not request.user or not request.user.is_authenticated:
                 # Each one makes the registry fetch: anonymous clients get a tight limit.

@@ -81,9 +81,13 @@ class Query:
             return False
         raise invalid(name, "must be true or false")
 
-    def choice(self, name: str, choices: Sequence[str], default: str = "") -> str:
+    def choice(
+        self, name: str, choices: Sequence[str], default: str = "", *, blank: bool = True
+    ) -> str:
+        """One of ``choices``, or ``default`` when absent; ``blank=False`` refuses a parameter
+        given with an empty value (``?direction=``) instead of reading it as absent."""
         text = self.one(name, default)
-        if text and text not in choices:
+        if (text and text not in choices) or (not blank and self.present(name) and not text):
             raise invalid(name, f"must be one of {', '.join(choices)}")
         return text
 
@@ -115,10 +119,40 @@ class Query:
         text = self.one(name)
         if not text:
             return None
-        try:
-            moment = parse_datetime(text)
-        except ValueError:
-            moment = None
-        if moment is None or moment.tzinfo is None:
-            raise invalid(name, "must be an RFC 3339 date-time with a time zone")
-        return moment
+        found = moment(text)
+        if found is None:
+            raise invalid(
+                name,
+                "must be an RFC 3339 date-time with a time zone (an offset within +/-15:59), "
+                "between years 1 and 9999 in UTC",
+            )
+        return found
+
+
+# PostgreSQL takes UTC offsets up to 15:59; Python up to 23:59.
+MAX_OFFSET = dt.timedelta(hours=15, minutes=59)
+
+
+def moment(text: str, *, assume_utc: bool = False) -> dt.datetime | None:
+    """An ISO 8601 / RFC 3339 date-time as an aware datetime in UTC, or None when it is not one:
+    impossible dates (February 30th), offsets beyond +/-15:59, or times that leave years 1-9999
+    once moved to UTC. Without a zone it is None, or UTC with ``assume_utc``."""
+    if len(text) > 64 or "\x00" in text:
+        return None
+    try:
+        found = parse_datetime(text.strip())
+    except ValueError:
+        return None
+    if found is None:
+        return None
+    if found.tzinfo is None:
+        if not assume_utc:
+            return None
+        found = found.replace(tzinfo=dt.UTC)
+    offset = found.utcoffset()
+    if offset is None or abs(offset) > MAX_OFFSET:
+        return None
+    try:
+        return found.astimezone(dt.UTC)
+    except (OverflowError, ValueError):
+        return None

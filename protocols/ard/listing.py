@@ -8,9 +8,10 @@ import re
 from typing import Any
 
 from django.db.models import Q, QuerySet
-from django.utils.dateparse import parse_date, parse_datetime
+from django.utils.dateparse import parse_date
 
 from cards.models import Agent
+from cards.reads import params
 from protocols.ard import filters
 from protocols.ard.errors import invalid
 
@@ -27,15 +28,19 @@ ORDERS = {
 
 
 def _when(text: str) -> dt.datetime:
-    moment = parse_datetime(text)
-    if moment is None:
-        day = parse_date(text)
-        if day is None:
-            raise invalid(f"filter: {text!r} is not an ISO 8601 date or time", field="filter")
-        moment = dt.datetime(day.year, day.month, day.day)
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=dt.UTC)
-    return moment
+    """A date or a date-time (UTC without a zone); impossible ones (February 30th, an offset
+    beyond +/-15:59, out of range in UTC) are a 400 like any other unreadable value."""
+    found = params.moment(text, assume_utc=True)
+    if found is None and len(text) <= 10:
+        try:
+            day = parse_date(text)
+        except ValueError:
+            day = None
+        if day is not None:
+            found = dt.datetime(day.year, day.month, day.day, tzinfo=dt.UTC)
+    if found is None:
+        raise invalid(f"filter: {text!r} is not an ISO 8601 date or time", field="filter")
+    return found
 
 
 def _unquote(text: str) -> str:
@@ -51,6 +56,8 @@ def parse_filter(expression: str) -> tuple[dict[str, list[str]], Q]:
     extra = Q()
     if not expression.strip():
         return terms, extra
+    if "\x00" in expression:
+        raise invalid("filter contains a NUL character", field="filter")
     for clause in _AND.split(expression.strip()):
         match = _CLAUSE.match(clause)
         if match is None:

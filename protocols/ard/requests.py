@@ -8,6 +8,7 @@ from typing import Any
 from django.http import HttpRequest
 
 from protocols.ard.errors import ArdError, invalid
+from registry.parsers import unpaired_surrogate
 
 MAX_BODY = 64 * 1024
 MAX_TEXT = 1000
@@ -23,8 +24,16 @@ def body(request: HttpRequest) -> dict[str, Any]:
         data = json.loads(request.body or b"null")
     except (ValueError, UnicodeDecodeError) as exc:
         raise invalid(f"the request body is not valid JSON ({exc})") from None
+    except RecursionError:
+        raise invalid("the request body is nested too deeply") from None
     if not isinstance(data, dict):
         raise invalid("the request body must be a JSON object")
+    where = unpaired_surrogate(data)
+    if where is not None:
+        raise invalid(
+            f"the string at {where or '/'} has an unpaired surrogate (\\ud800-\\udfff escape): "
+            "it is not Unicode text"
+        )
     return data
 
 

@@ -12,16 +12,15 @@ from typing import Any
 
 from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse, JsonResponse
-from django.utils.dateparse import parse_datetime
 from django.views.decorators.csrf import csrf_exempt
 
 from cards.ard import identifiers
 from cards.models import Agent
-from cards.reads import gate, paging, semantic
+from cards.reads import gate, paging, params, semantic
 from cards.reads.documents import base_of
 from protocols.ard import entries, facets, federation, filters, listing, requests
 from protocols.ard.errors import ArdError, invalid
-from registry.errors import ProblemError
+from registry.errors import ProblemError, path_problem, query_string_problem
 
 log = logging.getLogger(__name__)
 View = Callable[..., HttpResponse]
@@ -35,6 +34,10 @@ def ard_view(*methods: str) -> Callable[[View], View]:
         @functools.wraps(view)
         def handle(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
             try:
+                reason = query_string_problem(request.META.get("QUERY_STRING", ""))
+                reason = reason or path_problem(request.path_info)
+                if reason is not None:
+                    raise invalid(reason.rstrip("."))
                 if request.method not in methods:
                     raise ArdError(405, f"{request.method} is not allowed here; use {methods[0]}")
                 return view(request, *args, **kwargs)
@@ -198,9 +201,13 @@ def _changes(
     """Everything changed at or after ``updatedSince``, oldest first: ``items`` the reader may
     see and that match, ``removed`` the identifiers that no longer do (deleted, hidden, gone,
     dropped from a manifest or no longer matching)."""
-    since = parse_datetime(since_text)
-    if since is None or since.tzinfo is None:
-        raise invalid("updatedSince must be an ISO 8601 time with a zone", field="updatedSince")
+    since = params.moment(since_text)
+    if since is None:
+        raise invalid(
+            "updatedSince must be an ISO 8601 time with a zone (an offset within +/-15:59), "
+            "between years 1 and 9999 in UTC",
+            field="updatedSince",
+        )
     scope = "ard-changes:" + _fingerprint(since_text, terms, str(extra))
     last = _token(scope, request.GET.get("pageToken"))
     rows = gate.changes(viewer, since).filter(ard_identifier__isnull=False)

@@ -133,7 +133,7 @@ class SchemaAgentsView(APIView):
     def get(self, request: Request, name: str) -> HttpResponse:
         query = Query(request.query_params, ["direction", "cursor", "limit"])
         size = query.limit()
-        direction = query.choice("direction", ["input", "output"]) or None
+        direction = query.choice("direction", ["input", "output"], blank=False) or None
         agents = selectors.agents_with_schema(
             _visible(request).exclude(health=Agent.Health.GONE), name, direction
         )
