@@ -380,3 +380,26 @@ def test_query_counts_are_bounded(
     # agent, skills, extensions, default modes, schema uses, schema names
     with django_assert_max_num_queries(6):
         ok(client.get(f"/agents/{agents['fighter'].pk}"))
+
+
+def test_the_favicon_is_served_so_page_loads_do_not_log_a_404(client: Client) -> None:
+    response = client.get("/favicon.ico")
+
+    assert response.status_code == 200
+    assert response["Content-Type"] == "image/svg+xml"
+    assert response.content.startswith(b"<svg") and b"</svg>" in response.content
+    assert "max-age" in response["Cache-Control"]
+    page = ok(client.get("/")).content.decode()
+    assert '<link rel="icon" href="/favicon.ico" type="image/svg+xml">' in page
+
+
+def test_facet_values_break_at_their_parameters_not_mid_word(
+    client: Client, agents: dict[str, Agent]
+) -> None:
+    body = ok(client.get("/")).content.decode()
+
+    # application/json;schema=fightComparison may wrap after '/' and ';' only.
+    assert "application/<wbr>json;<wbr>schema=fightComparison</a>" in body
+    css = body.split("<style>", 1)[1].split("</style>", 1)[0]
+    facet_rules = [line for line in css.splitlines() if line.startswith(".facet li")]
+    assert facet_rules and not any("anywhere" in line for line in facet_rules)

@@ -8,13 +8,14 @@ every page is sent with a Content-Security-Policy that allows no script at all.
 
 from cards.catalogue.common import FACET_CACHE_KEY, PAGE_SIZE, safe_link
 from cards.catalogue.search import facets, parse_search
-from cards.catalogue.views import agent_page, home
+from cards.catalogue.views import agent_page, favicon, home
 
 __all__ = [
     "FACET_CACHE_KEY",
     "PAGE_SIZE",
     "agent_page",
     "facets",
+    "favicon",
     "home",
     "parse_search",
     "safe_link",

@@ -30,6 +30,23 @@ from cards.reads.gate import Viewer
 
 # --- views -----------------------------------------------------------------------------------
 
+# A small icon so no page load asks for /favicon.ico in vain (a 404 in every log). Browsers take
+# SVG icons; the catalogue links it with type image/svg+xml, others fetch /favicon.ico itself.
+FAVICON_SVG = (
+    b'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32">'
+    b'<rect width="32" height="32" rx="6" fill="#0550ae"/>'
+    b'<text x="16" y="22" font-family="system-ui,sans-serif" font-size="15" font-weight="700" '
+    b'fill="#fff" text-anchor="middle">A2A</text></svg>'
+)
+
+
+@require_safe
+def favicon(request: HttpRequest) -> HttpResponse:
+    response = HttpResponse(FAVICON_SVG, content_type="image/svg+xml")
+    response["Cache-Control"] = "public, max-age=86400"
+    response["X-Content-Type-Options"] = "nosniff"
+    return response
+
 
 @require_safe
 def home(request: HttpRequest) -> HttpResponse:
