@@ -26,6 +26,7 @@ def index(request: HttpRequest) -> JsonResponse:
 
 urlpatterns = [
     path("", catalogue.home, name="catalogue"),
+    path("favicon.ico", catalogue.favicon, name="favicon"),
     path("agents/<uuid:pk>", catalogue.agent_page, name="catalogue-agent"),
     path("api/v1/", index, name="index"),
     path("api/v1/", include("cards.api.urls")),
