@@ -1,0 +1,256 @@
+"""A failed manifest fetch never turns an agent into a hidden "ARD manifest" (issue 18, section 1).
+
+Only a 2xx answer that reads as a manifest is one. 404/410, other 4xx, HTML or non-JSON 200 and
+a refused address mean "no manifest here": discovery goes on to the card paths. A transient
+failure (DNS, connect, timeout, 5xx, 429) changes nothing stored: the crawl raises
+``TransientCrawlError`` for the task to retry with backoff, and the last try goes on to the card
+paths. Real servers on loopback, submissions by a real account.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import time
+from typing import Any
+
+import pytest
+from rest_framework.test import APIClient
+
+from cards.crawling import MANIFEST_REASON, agent_crawl
+from cards.models import Agent, CrawlAttempt, Manifest
+from cards.services import TransientCrawlError, agent_submit
+from cards.tasks import crawl_agent
+from tests.ard.conftest import card
+from tests.support import CardServer, Reply
+
+pytestmark = pytest.mark.django_db(transaction=False)
+
+ARD = "/.well-known/ard.json"
+CARD = "/.well-known/agent-card.json"
+
+
+def _card(name: str) -> bytes:
+    return card(name, f"{name} helps", [{"id": "help", "name": "Help", "description": "d"}])
+
+
+def _origin(server: CardServer, user: Any) -> Agent:
+    agent, _ = agent_submit(url=server.origin, user=user, enqueue=False)
+    return agent
+
+
+def _is_plain_agent(agent: Agent, name: str) -> None:
+    """Listed with its card: not a manifest's stand-in, not hidden."""
+    agent.refresh_from_db()
+    assert agent.status == "ok", agent.last_error
+    assert agent.name == name and agent.shape != "ard-manifest" and agent.manifest_id is None
+    assert agent.moderation == Agent.Moderation.APPROVED and not agent.moderation_reason
+    assert not Manifest.objects.exists()
+
+
+def _listed(agent: Agent) -> bool:
+    rows = APIClient().get("/api/v1/agents", {"limit": 100}).json()["results"]
+    return str(agent.pk) in {row["id"] for row in rows}
+
+
+NO_MANIFEST = {
+    "403": Reply(status=403, body=b"forbidden", headers={"Content-Type": "text/plain"}),
+    "401": Reply(status=401, body=b"", headers={"WWW-Authenticate": "Bearer"}),
+    "410": Reply(status=410, body=b""),
+    "html-200": Reply(body=b"<html>Welcome</html>", headers={"Content-Type": "text/html"}),
+    "non-json-200": Reply(body=b"hello, world", headers={"Content-Type": "application/json"}),
+    "card-at-ard-json": Reply(body=_card("Elsewhere")),
+    "refused-redirect": Reply(status=302, headers={"Location": "http://10.0.0.7/ard.json"}),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("case", NO_MANIFEST)
+def test_no_manifest_here_goes_on_to_the_card(
+    case: str, card_server: CardServer, loopback_allowed: None, user: Any
+) -> None:
+    card_server.routes[ARD] = NO_MANIFEST[case]
+    card_server.serve(CARD, _card("Plain"))
+    agent = _origin(card_server, user)
+    assert agent_crawl(agent_id=agent.pk) == "stored"
+    _is_plain_agent(agent, "Plain")
+    assert card_server.hits(ARD) == 1 and card_server.hits(CARD) == 1
+    assert _listed(agent)
+
+
+def _slow(handler: Any) -> Reply:
+    time.sleep(1.5)
+    return Reply(body=b'{"entries": []}')
+
+
+TRANSIENT = {
+    "500": Reply(status=500, body=b"oops"),
+    "503": Reply(status=503, body=b"", headers={"Retry-After": "30"}),
+    "429": Reply(status=429, body=b"", headers={"Retry-After": "30"}),
+    "timeout": _slow,
+}
+
+
+@pytest.mark.parametrize("case", TRANSIENT)
+def test_a_transient_failure_changes_nothing_then_the_last_try_reads_the_card(
+    case: str, card_server: CardServer, loopback_allowed: None, user: Any, settings: Any
+) -> None:
+    settings.REGISTRY_FETCH_READ_TIMEOUT = 0.5
+    card_server.routes[ARD] = TRANSIENT[case]
+    card_server.serve(CARD, _card("Plain"))
+    agent = _origin(card_server, user)
+    with pytest.raises(TransientCrawlError) as caught:
+        agent_crawl(agent_id=agent.pk)
+    if case in ("503", "429"):
+        assert caught.value.retry_after == 30
+    agent.refresh_from_db()
+    assert agent.status == "pending" and agent.shape == "" and agent.manifest_id is None
+    assert agent.moderation == Agent.Moderation.APPROVED and agent.last_crawled_at is None
+    assert not Manifest.objects.exists() and not CrawlAttempt.objects.exists()
+    assert card_server.hits(CARD) == 0
+    # The sweep leaves it to the task's retry: its lease covers the wait.
+    assert agent.lease_until is not None
+    # The last try (the eager task is one) goes on to the card paths.
+    assert crawl_agent.apply(args=[str(agent.pk)]).get() == "stored"
+    _is_plain_agent(agent, "Plain")
+
+
+def _closed_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def test_nothing_listening_is_transient_and_never_a_hidden_manifest(
+    loopback_allowed: None, user: Any
+) -> None:
+    agent, _ = agent_submit(url=f"http://127.0.0.1:{_closed_port()}", user=user, enqueue=False)
+    with pytest.raises(TransientCrawlError):
+        agent_crawl(agent_id=agent.pk)
+    agent.refresh_from_db()
+    assert agent.status == "pending" and not Manifest.objects.exists()
+    assert crawl_agent.apply(args=[str(agent.pk)]).get() == "error"
+    agent.refresh_from_db()
+    assert agent.status == "error" and agent.last_error_code == "connect-failed"
+    assert agent.shape != "ard-manifest" and agent.moderation == Agent.Moderation.APPROVED
+    assert not Manifest.objects.exists()
+
+
+def test_the_readme_example_that_does_not_resolve_is_not_a_hidden_manifest(
+    client_auth: APIClient,
+) -> None:
+    response = client_auth.post(
+        "/api/v1/agents", {"url": "https://agent.example.com"}, format="json"
+    )
+    assert response.status_code in (201, 202), response.content
+    agent = Agent.objects.get(pk=response.json()["id"])
+    with pytest.raises(TransientCrawlError):
+        agent_crawl(agent_id=agent.pk)
+    agent.refresh_from_db()
+    assert agent.status == "pending" and agent.description == ""
+    assert crawl_agent.apply(args=[str(agent.pk)]).get() == "error"
+    agent.refresh_from_db()
+    assert agent.status == "error" and agent.last_error_code == "dns-failure", agent.last_error
+    assert agent.shape != "ard-manifest" and "ARD manifest" not in agent.description
+    assert agent.moderation == Agent.Moderation.APPROVED and not agent.moderation_reason
+    assert not Manifest.objects.exists()
+    detail = client_auth.get(f"/api/v1/agents/{agent.pk}").json()
+    assert "ARD manifest" not in json.dumps(detail)
+
+
+@pytest.mark.parametrize("status", [403, 500])
+def test_a_good_agent_whose_ard_json_starts_failing_stays_listed_with_its_card(
+    status: int, card_server: CardServer, loopback_allowed: None, user: Any
+) -> None:
+    card_server.serve(CARD, _card("Steady"))
+    agent = _origin(card_server, user)
+    assert agent_crawl(agent_id=agent.pk) == "stored"
+    _is_plain_agent(agent, "Steady")
+    before = Agent.objects.get(pk=agent.pk)
+    card_server.serve(ARD, b"no", status=status, content_type="text/plain")
+    if status >= 500:
+        with pytest.raises(TransientCrawlError):
+            agent_crawl(agent_id=agent.pk)
+        after = Agent.objects.get(pk=agent.pk)
+        assert (after.status, after.health, after.last_crawled_at, after.updated_at) == (
+            before.status, before.health, before.last_crawled_at, before.updated_at,
+        )  # fmt: skip
+        assert _listed(agent)
+        assert crawl_agent.apply(args=[str(agent.pk)]).get() == "unchanged"
+    else:
+        assert agent_crawl(agent_id=agent.pk) == "unchanged"
+    _is_plain_agent(agent, "Steady")
+    assert _listed(agent)
+
+
+def _publish(server: CardServer) -> None:
+    server.serve("/cards/alpha.json", _card("Alpha"))
+    entry = {
+        "identifier": "urn:air:127.0.0.1:a2a:alpha",
+        "displayName": "Alpha",
+        "type": "application/a2a-agent-card+json",
+        "url": server.url("/cards/alpha.json"),
+    }
+    server.serve(ARD, json.dumps({"specVersion": "1.0", "entries": [entry]}).encode())
+
+
+@pytest.mark.parametrize("status", [403, 500])
+def test_a_known_manifest_that_fails_is_recorded_on_it_and_nothing_else_changes(
+    status: int, card_server: CardServer, loopback_allowed: None, user: Any
+) -> None:
+    _publish(card_server)
+    origin = _origin(card_server, user)
+    assert agent_crawl(agent_id=origin.pk) == "manifest"
+    card_server.serve(ARD, b"no", status=status, content_type="text/plain")
+    if status >= 500:
+        with pytest.raises(TransientCrawlError):
+            agent_crawl(agent_id=origin.pk)
+        assert Manifest.objects.get().status == "ok"
+        assert crawl_agent.apply(args=[str(origin.pk)]).get() == "error"
+    else:
+        assert agent_crawl(agent_id=origin.pk) == "error"
+    manifest = Manifest.objects.get()
+    assert manifest.status == "error" and str(status) in manifest.last_error
+    origin.refresh_from_db()
+    assert origin.manifest_id == manifest.pk and origin.moderation == Agent.Moderation.HIDDEN
+    alpha = Agent.objects.get(ard_identifier="urn:air:127.0.0.1:a2a:alpha")
+    assert alpha.manifest_listed is True and alpha.status == "ok"
+    assert card_server.hits(CARD) == 0
+
+
+def test_a_withdrawn_manifest_404_gives_the_origin_its_card_back(
+    card_server: CardServer, loopback_allowed: None, user: Any
+) -> None:
+    _publish(card_server)
+    origin = _origin(card_server, user)
+    agent_crawl(agent_id=origin.pk)
+    del card_server.routes[ARD]
+    card_server.serve(CARD, _card("Origin itself"))
+    assert agent_crawl(agent_id=origin.pk) == "stored"
+    origin.refresh_from_db()
+    assert origin.manifest_id is None and origin.shape != "ard-manifest"
+    assert origin.name == "Origin itself" and origin.moderation == Agent.Moderation.APPROVED
+
+
+def test_an_origin_hidden_by_the_old_failure_comes_back(
+    card_server: CardServer, loopback_allowed: None, user: Any
+) -> None:
+    """Rows the old code made: a hidden "manifest" that was never read. The next crawl finds
+    no manifest (403) and gives the origin its card and its place in the catalogue."""
+    card_server.serve(ARD, b"", status=403)
+    card_server.serve(CARD, _card("Recovered"))
+    origin = _origin(card_server, user)
+    manifest = Manifest.objects.create(
+        url=card_server.url(ARD), origin=card_server.origin, status="error",
+        last_error="the server answered 403 Forbidden", found_via="well-known-ard",
+    )  # fmt: skip
+    Agent.objects.filter(pk=origin.pk).update(
+        manifest=manifest, shape="ard-manifest", status="error",
+        moderation=Agent.Moderation.HIDDEN, moderation_reason=MANIFEST_REASON + manifest.url,
+        description=f"ARD manifest at {manifest.url}: 0 A2A agents, 0 entries in all.",
+    )  # fmt: skip
+    assert agent_crawl(agent_id=origin.pk) == "stored"
+    origin.refresh_from_db()
+    assert origin.status == "ok" and origin.name == "Recovered" and origin.manifest_id is None
+    assert origin.moderation == Agent.Moderation.APPROVED and origin.shape != "ard-manifest"
+    assert "ARD manifest" not in origin.description
+    assert _listed(origin)
