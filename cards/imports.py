@@ -152,11 +152,11 @@ def import_item_submit(*, item_id: int) -> str | None:
             )
             return None
         _set(item, ImportItem.Outcome.SUBMITTED, "new agent" if created else "already registered")
-    agent = item.agent
-    if agent is None:
+    target = item.agent
+    if target is None:
         _set(item, ImportItem.Outcome.FAILED, "the agent is gone")
         return None
-    return origin_of(agent.card_url or agent.url)
+    return origin_of(target.card_url or target.url)
 
 
 def import_item_crawl(*, item_id: int) -> str:

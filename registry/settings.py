@@ -128,7 +128,22 @@ else:
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
-AUTH_PASSWORD_VALIDATORS: list[dict[str, str]] = []
+# Passwords (the admin's): Django's standard validators; a password login is refused for a while
+# after too many failures for one account or from one client (registry/login_throttle.py).
+REGISTRY_PASSWORD_MIN_LENGTH = env_int("REGISTRY_PASSWORD_MIN_LENGTH", 12, minimum=8)
+AUTH_PASSWORD_VALIDATORS: list[dict[str, Any]] = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {
+        "NAME": "django.contrib.auth.password_validation.MinimumLengthValidator",
+        "OPTIONS": {"min_length": REGISTRY_PASSWORD_MIN_LENGTH},
+    },
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
+]
+AUTHENTICATION_BACKENDS = ["registry.login_throttle.ThrottledModelBackend"]
+REGISTRY_LOGIN_FAILURES_PER_ACCOUNT = env_int("REGISTRY_LOGIN_FAILURES_PER_ACCOUNT", 5, minimum=1)
+REGISTRY_LOGIN_FAILURES_PER_CLIENT = env_int("REGISTRY_LOGIN_FAILURES_PER_CLIENT", 20, minimum=1)
+REGISTRY_LOGIN_WINDOW_SECONDS = env_int("REGISTRY_LOGIN_WINDOW_SECONDS", 900, minimum=1)
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"
 USE_I18N = True

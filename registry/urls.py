@@ -9,6 +9,10 @@ from cards import catalogue
 from cards.attestation_views import jwks_view
 from cards.badge_views import badge_view
 from registry import health
+from registry.login_throttle import ThrottledAdminLoginForm
+
+# The admin's login form says when failed logins have locked an account or a client out.
+admin.site.login_form = ThrottledAdminLoginForm
 
 
 def index(request: HttpRequest) -> JsonResponse:
