@@ -83,12 +83,17 @@ def agent_crawl(*, agent_id: Any, final: bool = False) -> str:
         Agent.objects.filter(pk=agent_id)
         .only(
             "id", "url", "discover", "card_url", "etag", "last_modified", "latest_snapshot",
-            "submitted_by", "manifest",
+            "submitted_by", "manifest", "ard_entry",
         )
         .first()
     )  # fmt: skip
     if agent is None:
         return "missing"
+    if agent.manifest_id is not None and (agent.ard_entry or {}).get("inline") is True:
+        # A card inline in a manifest (a ``data`` entry) has no URL of its own to fetch: its
+        # manifest's crawl re-reads it. Fetching ``<manifest>#<id>`` would read the manifest.
+        Agent.objects.filter(pk=agent.pk).update(next_crawl_at=None, lease_until=None)
+        return "inline"
     started_at = timezone.now()
     started = time.monotonic()
     if agent.discover:
@@ -157,6 +162,8 @@ def _record_manifest(
         manifest, inline = manifest_crawling.ingest(found, owner_id=origin_agent.submitted_by_id)
         for agent_id, inline_card in inline:
             card_ingest(agent_id=agent_id, result=inline_card)
+        if inline:  # re-read with the manifest, never crawled on their own
+            Agent.objects.filter(pk__in=[pk for pk, _ in inline]).update(next_crawl_at=None)
     except (OperationalError, InterfaceError):
         raise  # the database went away: the task runs the crawl again
     except Exception as exc:

@@ -92,6 +92,12 @@ def test_origin_with_manifest(card_server: Any, loopback_allowed: None, user: An
     beta = Agent.objects.get(ard_identifier="urn:air:127.0.0.1:a2a:beta")
     assert beta.status == "ok" and beta.ard_entry["inline"] is True and beta.name == "Beta"
     assert beta.submitted_by_id == user.pk
+    # An inline card is re-read with its manifest, never fetched on its own (its URL is the
+    # manifest's with a fragment: fetching it would read the manifest as the card).
+    assert beta.next_crawl_at is None
+    assert agent_crawl(agent_id=beta.pk) == "inline"
+    beta.refresh_from_db()
+    assert beta.name == "Beta" and beta.status == "ok"
     gamma = Agent.objects.get(url=card_server.url("/cards/gamma.json"))
     assert (
         gamma.ard_identifier == "urn:air:127.0.0.1:a2a:gamma"
