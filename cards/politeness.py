@@ -79,17 +79,27 @@ def acquire(origin: str) -> float:
 
 
 def release(origin: str) -> None:
+    """Give back a slot of ``origin``. Never raises: with Redis unreachable (``acquire`` failed
+    open, or Redis went away since) there is nothing to give back, and the slot expires on its
+    own after ``_SLOT_TTL`` seconds."""
     client = _redis()
     if client is None:
         return
     key = _INFLIGHT.format(origin=origin)
-    if int(client.decr(key)) < 0:
-        client.delete(key)
+    try:
+        if int(client.decr(key)) < 0:
+            client.delete(key)
+    except Exception:  # redis raises several types when it is down
+        logger.warning("politeness slot of %s not released: Redis is unreachable", origin)
 
 
 def postpone(origin: str, seconds: float) -> None:
-    """An origin asked us to wait (Retry-After): no worker starts a crawl there before then."""
+    """An origin asked us to wait (Retry-After): no worker starts a crawl there before then.
+    Never raises: without Redis the wait is not shared, and the log says so."""
     client = _redis()
     if client is None or seconds <= 0:
         return
-    client.set(_NEXT.format(origin=origin), time.time() + seconds, ex=int(seconds) + 1)
+    try:
+        client.set(_NEXT.format(origin=origin), time.time() + seconds, ex=int(seconds) + 1)
+    except Exception:  # redis raises several types when it is down
+        logger.warning("Retry-After of %s not shared: Redis is unreachable", origin)

@@ -1,7 +1,9 @@
 """The registry as one ASGI application: ``/mcp`` to the MCP SDK, everything else to Django.
 
-Requests for ``/mcp`` are read (at most ``MAX_BODY`` bytes) and checked for nesting before the
-SDK sees them, so oversized or deeply nested params get a JSON-RPC error object, never a 500.
+Requests for ``/mcp`` are checked against ``ALLOWED_HOSTS`` like every Django view (a 400 with a
+JSON-RPC error object otherwise), read (at most ``MAX_BODY`` bytes) and parsed before the SDK sees
+them: bodies that are not JSON, nested too deep (even past the parser's own recursion limit) or
+holding an unpaired surrogate escape get a JSON-RPC error object, never a 500.
 The MCP SDK's session manager needs the ASGI lifespan, which Django does not speak: lifespan
 events go to the MCP app only.
 """
@@ -9,11 +11,15 @@ events go to the MCP app only.
 from __future__ import annotations
 
 import json
+import logging
 import math
+import re
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 from asgiref.sync import sync_to_async
+from django.core.exceptions import DisallowedHost
+from django.http import HttpRequest
 
 from registry.limits import asgi_wait, limited
 
@@ -66,6 +72,52 @@ def nesting_depth(value: Any, limit: int) -> int:
     return depth
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def surrogate_pointer(value: Any) -> str | None:
+    """JSON pointer of the first key or string holding an unpaired surrogate (``"\\ud800"``
+    decodes to one, and no UTF-8 store or encoder takes it), or None. The value is already
+    known to be nested at most ``MAX_DEPTH`` levels."""
+    stack: list[tuple[str, Any]] = [("", value)]
+    while stack:
+        pointer, item = stack.pop()
+        if isinstance(item, str):
+            if _SURROGATE.search(item):
+                return pointer or "/"
+        elif isinstance(item, dict):
+            for key, child in item.items():
+                step = f"{pointer}/{str(key).replace('~', '~0').replace('/', '~1')}"
+                if _SURROGATE.search(key):
+                    return _SURROGATE.sub("\ufffd", step)
+                stack.append((step, child))
+        elif isinstance(item, list):
+            stack.extend((f"{pointer}/{index}", child) for index, child in enumerate(item))
+    return None
+
+
+def surrogate_message(pointer: str) -> str:
+    return f"Invalid params: {pointer} contains an unpaired surrogate escape"
+
+
+def host_allowed(scope: Scope) -> bool:
+    """Whether the request's Host (``ALLOWED_HOSTS``, Django's own check) may be served."""
+    request = HttpRequest()
+    for name, value in scope.get("headers") or []:
+        if name == b"host":
+            request.META["HTTP_HOST"] = value.decode("latin-1")
+        elif name == b"x-forwarded-host":
+            request.META["HTTP_X_FORWARDED_HOST"] = value.decode("latin-1")
+    host, port = scope.get("server") or ("", 0)
+    request.META["SERVER_NAME"], request.META["SERVER_PORT"] = host or "", str(port or "")
+    try:
+        request.get_host()
+    except DisallowedHost as exc:
+        logging.getLogger("django.security.DisallowedHost").warning("%s", exc)
+        return False
+    return True
+
+
 async def json_rpc_error(send: Send, status: int, code: int, message: str) -> None:
     body = json.dumps(
         {"jsonrpc": "2.0", "id": None, "error": {"code": code, "message": message}}
@@ -116,10 +168,18 @@ def guarded(
             return
         try:
             parsed = json.loads(body)
-        except (ValueError, RecursionError):
-            parsed = None  # the SDK answers a parse error (-32700) itself
-        if parsed is not None and nesting_depth(parsed, depth) > depth:
+        except RecursionError:
             await json_rpc_error(send, 400, -32600, f"Request nested deeper than {depth} levels")
+            return
+        except ValueError:
+            await json_rpc_error(send, 400, -32700, "Parse error: the body is not JSON")
+            return
+        if nesting_depth(parsed, depth) > depth:
+            await json_rpc_error(send, 400, -32600, f"Request nested deeper than {depth} levels")
+            return
+        pointer = surrogate_pointer(parsed)
+        if pointer is not None:
+            await json_rpc_error(send, 400, -32602, surrogate_message(pointer))
             return
         method = parsed.get("method") if isinstance(parsed, dict) else None
         if isinstance(method, str) and method not in methods:
@@ -157,6 +217,9 @@ def registry_application(
         elif scope["type"] == "http" and (
             scope["path"] == MCP_PATH or scope["path"].startswith(MCP_PATH + "/")
         ):
+            if not host_allowed(scope):
+                await json_rpc_error(send, 400, -32600, "Invalid Host header: not allowed")
+                return
             # The limiter's cache call is blocking: a worker thread of its own, not the thread
             # Django's sync views share (that one may be busy serving a tool call).
             wait = await sync_to_async(asgi_wait, thread_sensitive=False)(scope) if limited() else 0

@@ -3,6 +3,13 @@
 Stateless and JSON-answering: every POST is one JSON-RPC exchange, so any worker can answer it.
 Each tool wraps one read in :mod:`protocols.queries` (the visibility gate, anonymous viewer);
 a ``ProblemError`` becomes an MCP tool error carrying the API's own ``detail`` message.
+
+One contract with the REST API: arguments are checked before the SDK's own pydantic model sees
+them, so a mistake is answered in the API's words ("limit must be an integer from 1 to 100",
+"text is longer than 1000 characters", "Unknown argument: x. Known: ..."), never pydantic's
+report. Each read runs in a worker thread outside Django's request cycle, so the database
+connection is checked before and released after each one (Django's request signals do that for
+views): a restarted PostgreSQL costs no failed call.
 """
 
 from __future__ import annotations
@@ -15,15 +22,22 @@ from typing import Annotated, Any, Literal
 import jsonschema  # type: ignore[import-untyped]  # the SDK's own dependency
 import mcp.server.lowlevel.server as _lowlevel
 from asgiref.sync import sync_to_async
+from django.db import DatabaseError, close_old_connections
 from mcp import types
 from mcp.server.fastmcp import Context, FastMCP
 from mcp.server.fastmcp.exceptions import ToolError
+from mcp.server.fastmcp.tools import Tool
+from mcp.server.lowlevel.helper_types import ReadResourceContents
 from mcp.server.transport_security import TransportSecuritySettings
-from pydantic import BaseModel, Field
+from mcp.shared.exceptions import McpError
+from pydantic import AnyUrl, BaseModel, Field, ValidationError
 
 from cards.reads.gate import ANONYMOUS
+from cards.reads.params import MAX_LENGTH
 from protocols import queries
 from registry.errors import ProblemError
+
+logger = logging.getLogger(__name__)
 
 INSTRUCTIONS = (
     "An index of A2A agents. search_agents finds agents by need and filters; "
@@ -43,7 +57,150 @@ def _not_closed_stream_noise(record: logging.LogRecord) -> bool:
 
 logging.getLogger("mcp.server.streamable_http").addFilter(_not_closed_stream_noise)
 
-server = FastMCP(
+
+def _not_unknown_tool_noise(record: logging.LogRecord) -> bool:
+    """An unknown tool name is the caller's mistake, answered as a tool error; the SDK's warning
+    about it would let any anonymous caller write to the log."""
+    return not str(record.msg).startswith("Tool '%s' not listed")
+
+
+logging.getLogger("mcp.server.lowlevel.server").addFilter(_not_unknown_tool_noise)
+
+RESOURCE_NOT_FOUND = -32002  # MCP's code for a resource that does not exist
+INTERNAL_ERROR = -32603
+
+
+class ApiError(ToolError):
+    """A tool error in the REST API's words; ``status`` is what the API would answer."""
+
+    def __init__(self, message: str, status: int = 400) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+def _allowed_values(schema: Any) -> list[str]:
+    """Every ``enum`` value inside one argument's JSON Schema (a Literal, or a list of them)."""
+    found: list[str] = []
+    stack = [schema]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            if isinstance(node.get("enum"), list):
+                found.extend(str(v) for v in node["enum"])
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+    return list(dict.fromkeys(found))
+
+
+_INTEGER_ERRORS = frozenset(
+    {"int_parsing", "int_from_float", "int_type", "greater_than_equal", "less_than_equal",
+     "greater_than", "less_than"}
+)  # fmt: skip
+_TYPE_PHRASES = {
+    "bool_parsing": "must be true or false",
+    "bool_type": "must be true or false",
+    "string_type": "must be a string",
+    "list_type": "must be a list",
+    "dict_type": "must be an object",
+    "model_type": "must be an object",
+    "missing": "is required",
+}
+
+
+def _phrase(error: Any, schema: dict[str, Any]) -> str:
+    """One pydantic error as the end of the API's sentence ("... must be ...")."""
+    kind, ctx = error["type"], error.get("ctx") or {}
+    if kind == "string_too_long":
+        return f"is longer than {ctx.get('max_length')} characters"
+    if kind in _INTEGER_ERRORS:
+        low, high = schema.get("minimum"), schema.get("maximum")
+        return "must be an integer" if high is None else f"must be an integer from {low} to {high}"
+    if kind == "literal_error":
+        return "must be one of " + ", ".join(_allowed_values(schema))
+    return _TYPE_PHRASES.get(kind) or f"is not valid ({error['msg']})"
+
+
+def argument_problem(tool: Tool, arguments: dict[str, Any]) -> str | None:
+    """What is wrong with ``arguments`` for ``tool``, in the API's words; None when nothing.
+
+    Unknown names are refused naming them (the API's 400 for an unknown parameter); the rest is
+    the tool's own argument model, each error phrased as the API phrases it."""
+    properties: dict[str, Any] = tool.parameters.get("properties", {})
+    unknown = sorted(set(arguments) - set(properties))
+    if unknown:
+        return f"Unknown argument: {', '.join(unknown)}. Known: {', '.join(sorted(properties))}."
+    if tool.name == "find_agents_accepting" and isinstance(arguments.get("payload"), str):
+        # The SDK would read a string as JSON text when it parses; either way it is ambiguous.
+        return "payload must be a JSON object, array, number, boolean or null, not a string"
+    metadata = tool.fn_metadata
+    try:
+        metadata.arg_model.model_validate(metadata.pre_parse_json(arguments))
+    except ValidationError as exc:
+        sentences: dict[str, None] = {}
+        for error in exc.errors():
+            name = str(error["loc"][0]) if error["loc"] else "arguments"
+            sentences[f"{name} {_phrase(error, properties.get(name, {}))}"] = None
+        return "; ".join(sentences)
+    return None
+
+
+def _api_error_in(exc: BaseException) -> ApiError | None:
+    """The ApiError an SDK wrapper was raised from (its cause or context chain), if any."""
+    seen: BaseException | None = exc
+    for _ in range(8):
+        if seen is None:
+            return None
+        if isinstance(seen, ApiError):
+            return seen
+        seen = seen.__cause__ or seen.__context__
+    return None
+
+
+class RegistryMCP(FastMCP[Any]):
+    """FastMCP whose errors are the REST API's: arguments checked first in the API's words, a
+    tool's ApiError passed on as is (not "Error executing tool ..."), and resource errors as
+    MCP error objects with one message (not "Error creating resource from template: ..."
+    twice)."""
+
+    async def call_tool(self, name: str, arguments: dict[str, Any]) -> Any:
+        tool = self._tool_manager.get_tool(name)
+        if tool is not None:
+            problem = argument_problem(tool, arguments)
+            if problem is not None:
+                raise ApiError(problem)
+        try:
+            return await super().call_tool(name, arguments)
+        except ToolError as exc:
+            api = _api_error_in(exc)
+            if api is not None:
+                raise ToolError(str(api)) from None
+            raise
+
+    async def read_resource(self, uri: AnyUrl | str) -> Any:
+        try:
+            contents: list[ReadResourceContents] = list(await super().read_resource(uri))
+        except Exception as exc:
+            api = _api_error_in(exc)
+            if api is not None:
+                code = (
+                    RESOURCE_NOT_FOUND if api.status in (404, 409)
+                    else INTERNAL_ERROR if api.status >= 500 else types.INVALID_PARAMS
+                )  # fmt: skip
+                error = types.ErrorData(code=code, message=str(api), data={"uri": str(uri)})
+            elif str(exc).startswith("Unknown resource"):
+                error = types.ErrorData(
+                    code=RESOURCE_NOT_FOUND, message=f"Unknown resource: {uri}",
+                    data={"uri": str(uri)},
+                )  # fmt: skip
+            else:
+                logger.error("MCP resource %s failed", uri, exc_info=exc)
+                error = types.ErrorData(code=INTERNAL_ERROR, message="Internal error")
+            raise McpError(error) from None
+        return contents
+
+
+server = RegistryMCP(
     name="a2a-agent-registry",
     instructions=INSTRUCTIONS,
     stateless_http=True,
@@ -130,12 +287,37 @@ def _base(ctx: Context[Any, Any, Any]) -> str:
     return f"{request.url.scheme}://{request.headers.get('host', request.url.netloc)}"
 
 
-async def _run(fn: Any, **kwargs: Any) -> Any:
+def _problem_text(exc: ProblemError) -> str:
+    """The problem's ``detail``, plus any per-field message it does not already say."""
+    extra = [
+        f"{e.get('pointer', '')}: {e['message']}"
+        for e in exc.errors or []
+        if e.get("message") and e["message"] not in exc.detail
+    ]
+    return f"{exc.detail} ({'; '.join(extra)})" if extra else exc.detail
+
+
+def _unit(fn: Any, kwargs: dict[str, Any]) -> Any:
+    """One read in the worker thread, the way Django wraps a request: the thread's database
+    connection is checked before (dropped when broken or expired, pinged when
+    ``CONN_HEALTH_CHECKS`` is on) and after, so a restarted database costs no failed call."""
+    close_old_connections()
     try:
-        return await sync_to_async(fn, thread_sensitive=True)(**kwargs)
+        return fn(**kwargs)
     except ProblemError as exc:
-        errors = "; ".join(f"{e['pointer']}: {e['message']}" for e in exc.errors or [])
-        raise ToolError(f"{exc.detail} {errors}".strip()) from None
+        raise ApiError(_problem_text(exc), exc.status) from None
+    except DatabaseError:
+        logger.warning("MCP call not answered: the database is unavailable", exc_info=True)
+        raise ApiError("The registry's database is unavailable; retry in a moment.", 503) from None
+    except Exception:
+        logger.exception("MCP call failed")
+        raise ApiError("Internal error: the call could not be answered.", 500) from None
+    finally:
+        close_old_connections()
+
+
+async def _run(fn: Any, **kwargs: Any) -> Any:
+    return await sync_to_async(_unit, thread_sensitive=True)(fn, kwargs)
 
 
 Limit = Annotated[int, Field(ge=1, le=100, description="At most this many results (1-100).")]
@@ -145,7 +327,7 @@ Limit = Annotated[int, Field(ge=1, le=100, description="At most this many result
 async def search_agents(
     ctx: Context[Any, Any, Any],
     text: Annotated[
-        str, Field(max_length=500, description="A need in words: ranked by meaning.")
+        str, Field(max_length=MAX_LENGTH, description="A need in words: ranked by meaning.")
     ] = "",
     tag: Annotated[list[str] | None, Field(description="Skill tags; all must match.")] = None,
     skill: str | None = None,
@@ -197,7 +379,13 @@ async def get_agent(
 
 @server.tool(structured_output=True)
 async def find_agents_accepting(
-    payload: Annotated[Any, Field(description="Any JSON value an agent should accept.")],
+    payload: Annotated[
+        Any,
+        Field(
+            description="A JSON value an agent should accept (the value, not its JSON text).",
+            json_schema_extra={"type": ["object", "array", "number", "boolean", "null"]},
+        ),
+    ],
     limit: Limit = 20,
 ) -> AgentMatches:
     """The agents and skills whose declared input JSON Schemas accept this payload."""

@@ -48,7 +48,9 @@ def _invalid(detail: str, errors: list[dict[str, str]]) -> ProblemError:
     )
 
 
-def _limit(limit: int) -> int:
+def _limit(limit: Any) -> int:
+    if isinstance(limit, float) and limit.is_integer():
+        limit = int(limit)  # an integral number (JSON Schema's integer; a2a-sdk sends 5 as 5.0)
     if not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= MAX_LIMIT:
         raise _invalid(
             "limit must be an integer from 1 to 100",

@@ -95,10 +95,11 @@ def test_errors_are_tool_errors_with_the_api_messages(live_registry: str) -> Non
         )
 
     missing, bad_id, bad_mode, bad_limit, unknown = _session(live_registry, body)
-    assert missing.isError and missing.content[0].text.endswith(": No agent with this id.")
-    assert bad_id.isError and bad_id.content[0].text.endswith(": No agent with this id.")
+    assert missing.isError and missing.content[0].text == "No agent with this id."
+    assert bad_id.isError and bad_id.content[0].text == "No agent with this id."
     assert bad_mode.isError and "input_mode" in bad_mode.content[0].text
     assert bad_limit.isError
+    assert bad_limit.content[0].text == "limit must be an integer from 1 to 100"
     assert unknown.isError and "no_such_tool" in unknown.content[0].text
 
 
