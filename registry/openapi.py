@@ -102,6 +102,8 @@ def add_problems(result: dict[str, Any], generator: Any, request: Any, public: b
                         content.pop("schema", None)
             for code in sorted(codes):
                 responses.setdefault(code, problem(code))
+            for code, description in operation.pop("x-problems", {}).items():
+                responses[code] = {**problem(code), "description": description}
             for parameter in operation.get("parameters", []):
                 schema = parameter.setdefault("schema", {})
                 if parameter.get("in") == "path" and parameter.get("name") in UUID_PARAMETERS:
@@ -121,6 +123,12 @@ def add_problems(result: dict[str, Any], generator: Any, request: Any, public: b
                         for key, value in QUERY_STRING.items():
                             items.setdefault(key, value)
     return result
+
+
+def problems(described: dict[str, str]) -> dict[str, Any]:
+    """``extend_schema(extensions=...)`` for problem statuses particular to an operation, each
+    with what it means there (``{"409": "..."}``)."""
+    return {"x-problems": described}
 
 
 # On an operation (``extend_schema(extensions=ANONYMOUS)``): it needs no token (a POST that

@@ -62,6 +62,13 @@ class AgentListCreateView(APIView):
         extensions={
             **openapi.body(openapi.SUBMISSION),
             **openapi.links_to_agent("v1_agents_retrieve"),
+            **openapi.problems(
+                {
+                    "409": "The URL is another account's non-public agent (`url-registered`), "
+                    "or a deleted agent this account may not bring back (`agent-deleted`); "
+                    "see docs/api.md, Ownership."
+                }
+            ),
         },
         responses={202: AgentDetailDocumentSerializer, 200: AgentDetailDocumentSerializer},
     )

@@ -161,3 +161,10 @@ def test_the_url_of_another_accounts_hidden_agent_is_refused(owned: Any) -> None
     assert staff.post("/api/v1/agents", {"url": agent.url}, format="json").status_code == 200
     agent.refresh_from_db()
     assert agent.moderation == "hidden"
+
+
+def test_the_ownership_conflict_is_in_the_openapi_document(client_anon: APIClient) -> None:
+    document = client_anon.get("/api/schema", HTTP_ACCEPT="application/vnd.oai.openapi+json")
+    responses = document.json()["paths"]["/api/v1/agents"]["post"]["responses"]
+    assert "agent-deleted" in responses["409"]["description"]
+    assert "application/problem+json" in responses["409"]["content"]
