@@ -3,7 +3,10 @@ skill examples and the params of known extensions.
 
 :func:`schema_findings` is called by ``cards.pipeline.check`` next to the card rules, so
 ingestion and ``POST /api/v1/validate`` report the same findings. It reads nothing from the
-database and fetches nothing.
+database and fetches nothing. Validating examples and extension params runs under the schema
+budget (:mod:`schemas_app.budget`: the request's, or the crawl's in a Celery task); when it is
+spent the checks stop with a ``schema.budget-exhausted`` finding and the rest of the report
+stands.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from typing import Any
 
 from registry.findings import Finding, Severity, extend_pointer
 from registry.mediatypes import MediaTypeError, parse_media_type
+from schemas_app import budget
 from schemas_app.analysis import SchemaAnalysis, analyse_schema, validator_for
 from schemas_app.conf import limit
 from schemas_app.extract import INPUT, CardSchemas, FieldRef, extract
@@ -113,6 +117,15 @@ def _parse_example(text: Any) -> Any:
     return value if isinstance(value, (dict, list)) else None
 
 
+def _stopped(exc: budget.BudgetExhausted, what: str) -> str:
+    seconds = exc.extra.get("budget_seconds")
+    return (
+        f"validating the card's {what} used the registry's budget of {seconds:g} s of CPU for "
+        f"schema evaluation; the checks stopped here and the rest were not checked (a pattern "
+        "that needs backtracking, or very large examples)"
+    )
+
+
 def _check_examples(
     found: CardSchemas, analyses: dict[str, SchemaAnalysis], out: _Findings
 ) -> None:
@@ -128,21 +141,26 @@ def _check_examples(
             if value is None:
                 continue
             problems: list[str] = []
-            for name, analysis in usable:
-                validator = analysis.validator()
-                if validator is None:
-                    continue
-                errors = error_items(validator, value, max_errors=1)
-                if not errors:
-                    problems = []
-                    break
-                first = errors[0]
-                problems.append(f"{name}: {first.message} at {first.pointer or '/'}")
+            pointer = extend_pointer("/skills", skill_index, "examples", index)
+            try:
+                for name, analysis in usable:
+                    validator = analysis.validator()
+                    if validator is None:
+                        continue
+                    errors = error_items(validator, value, max_errors=1)
+                    if not errors:
+                        problems = []
+                        break
+                    first = errors[0]
+                    problems.append(f"{name}: {first.message} at {first.pointer or '/'}")
+            except budget.BudgetExhausted as exc:
+                out.add("schema.budget-exhausted", "warning", pointer, _stopped(exc, "examples"))
+                return
             if problems:
                 out.add(
                     "skill.example-invalid",
                     "warning",
-                    extend_pointer("/skills", skill_index, "examples", index),
+                    pointer,
                     "the example is JSON but matches none of the skill's input schemas ("
                     + "; ".join(problems)
                     + ")",
@@ -256,13 +274,23 @@ def schema_findings(data: dict[str, Any] | None, card: dict[str, Any] | None) ->
         return []
     out = _Findings()
     try:
-        found = extract(card)
-        _check_map(found, out)
-        analyses = _declared_analyses(found, out)
-        _check_modes(found, analyses, out)
-        _check_fields(found, out)
-        _check_examples(found, analyses, out)
-        _check_extensions(found, out)
+        with budget.scope():
+            found = extract(card)
+            _check_map(found, out)
+            analyses = _declared_analyses(found, out)
+            _check_modes(found, analyses, out)
+            _check_fields(found, out)
+            try:
+                _check_extensions(found, out)
+            except budget.BudgetExhausted as exc:
+                out.add(
+                    "schema.budget-exhausted",
+                    "warning",
+                    "/capabilities/extensions",
+                    _stopped(exc, "extension params"),
+                )
+            else:
+                _check_examples(found, analyses, out)
     except Exception as exc:  # noqa: BLE001 - a crawl must record, not crash
         logger.exception("schema checks failed")
         out.add("schemas.internal-error", "error", "", f"the schema checks failed: {exc!r}")
@@ -286,6 +314,7 @@ def finding_codes() -> Iterable[str]:
         "schema.undeclared",
         "schema.unused",
         "skill.example-invalid",
+        "schema.budget-exhausted",
         "field.wrong-type",
         "field.invalid-kind",
         "field.invalid-mime-type",

@@ -4,7 +4,9 @@ They bound the work one hostile card or request can cause: a schema is at most
 ``REGISTRY_SCHEMA_MAX_BYTES`` in its canonical form, a card has at most
 ``REGISTRY_SCHEMA_MAX_PER_CARD`` schemas, and a regular expression with backtracking features
 (look-around, back-references) gets at most ``REGISTRY_SCHEMA_REGEX_BACKTRACK_LIMIT`` steps per
-match; every other pattern runs on a linear-time engine.
+match; every other pattern runs on a linear-time engine. The CPU a request or task may spend on
+schema evaluation is bounded separately (``REGISTRY_SCHEMA_BUDGET_SECONDS``,
+``REGISTRY_SCHEMA_CRAWL_BUDGET_SECONDS``: :mod:`schemas_app.budget`).
 """
 
 from __future__ import annotations
@@ -19,6 +21,15 @@ _DEFAULTS = {
     "REGISTRY_SCHEMA_PAYLOAD_MAX_BYTES": 512 * 1024,
     "REGISTRY_SCHEMA_MAX_ERRORS": 50,
     "REGISTRY_SCHEMA_EXAMPLES_PER_SKILL": 50,
+    # Listing every error costs about (values in the instance) x (values in the schema); above
+    # this, only the first error is reported.
+    "REGISTRY_SCHEMA_ERROR_DETAIL_COST": 50_000,
+    # At most this many property names of a payload are matched against backtracking
+    # patternProperties keys (each such match may cost up to the backtrack limit).
+    "REGISTRY_SCHEMA_MAX_BACKTRACKING_KEY_MATCHES": 200,
+    # Bodies of the check endpoints (match, check-message, validate-payload) nest at most this
+    # deep (arrays and objects); deeper is a 400.
+    "REGISTRY_SCHEMA_MAX_DEPTH": 128,
 }
 
 

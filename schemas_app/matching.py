@@ -22,6 +22,7 @@ from django.db import connection
 from django.db.models import Exists, F, OuterRef, Q, QuerySet
 
 from cards.models import Agent
+from schemas_app import budget
 from schemas_app.analysis import validator_for, value_bits
 from schemas_app.models import SchemaDocument, SchemaUse
 from schemas_app.validation import validators
@@ -70,7 +71,15 @@ def _prefilter(payload: Any) -> list[tuple[int, str, str]]:
 
 
 def accepting_documents(payload: Any) -> tuple[list[int], int]:
-    """Ids of the input schemas that accept ``payload``, and how many were candidates."""
+    """Ids of the input schemas that accept ``payload``, and how many were candidates.
+
+    Runs under the schema budget of the request (:mod:`schemas_app.budget`): raises
+    ``BudgetExhausted`` when the validations spend it."""
+    with budget.scope():
+        return _accepting(payload)
+
+
+def _accepting(payload: Any) -> tuple[list[int], int]:
     candidates = _prefilter(payload)
     cached = validators.lookup(sha for _, sha, _ in candidates)
     missing = [pk for pk, sha, _ in candidates if sha not in cached]
@@ -85,7 +94,7 @@ def accepting_documents(payload: Any) -> tuple[list[int], int]:
             validator = validator_for(sha, contents[pk], draft)
         else:
             continue  # deleted meanwhile
-        if validator is not None and validator.is_valid(payload):
+        if validator is not None and budget.run(validator.is_valid, payload):
             accepted.append(pk)
     return accepted, len(candidates)
 

@@ -6,7 +6,9 @@
   found with or without other contracts, deprecated), with the agent's named schemas as the
   contracts.
 
-Both read the agent's current index (its declared schemas) and fetch nothing.
+Both read the agent's current index (its declared schemas) and fetch nothing, and both run under
+the schema budget of the request (:mod:`schemas_app.budget`): they raise ``BudgetExhausted`` (a
+422 problem) when validating spends it.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from typing import Any
 from cards.models import Agent, Extension
 from registry.findings import extend_pointer
 from registry.mediatypes import MediaTypeError, parse_media_type
+from schemas_app import budget
 from schemas_app.analysis import validator_for
 from schemas_app.known_extensions import SCHEMAS_EXTENSION_URI
 from schemas_app.models import SchemaDocument, SchemaUse
@@ -148,6 +151,11 @@ class MessageCheck:
 
 def check_message(message: dict[str, Any], declared: DeclaredSchemas) -> MessageCheck:
     """Apply seed 000 section 3 to ``message`` (its ``parts`` must be a list)."""
+    with budget.scope():
+        return _check_message(message, declared)
+
+
+def _check_message(message: dict[str, Any], declared: DeclaredSchemas) -> MessageCheck:
     parts = message["parts"]
     flagged = [(i, found) for i, part in enumerate(parts) if (found := _flag(part)) is not None]
     task_id = message.get("taskId")
@@ -226,6 +234,11 @@ def check_message(message: dict[str, Any], declared: DeclaredSchemas) -> Message
 
 def check_payload(name: str, payload: Any, declared: DeclaredSchemas) -> dict[str, Any]:
     """Seed 003's table, with the agent's named schemas as its contracts."""
+    with budget.scope():
+        return _check_payload(name, payload, declared)
+
+
+def _check_payload(name: str, payload: Any, declared: DeclaredSchemas) -> dict[str, Any]:
     available = declared.names()
     if name not in declared.documents:
         if not available:

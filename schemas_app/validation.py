@@ -6,7 +6,9 @@ only the official metaschemas (so ``{"$ref": "http://json-schema.org/draft-07/sc
 offline), and regular expressions on fancy-regex with a backtracking budget. fancy-regex hands
 every pattern without look-around or back-references to the linear-time ``regex`` crate, so
 ``^(a+)+$`` cannot blow up; the rest get at most ``REGISTRY_SCHEMA_REGEX_BACKTRACK_LIMIT`` steps
-per match, after which the match fails instead of running on.
+per match, after which the match fails instead of running on. A backtracking ``pattern`` is
+compiled as a custom keyword that checks the request's schema budget before each match
+(:mod:`schemas_app.budget`), and every validation runs through :func:`schemas_app.budget.run`.
 
 Compiled validators are cached by content hash in a bounded LRU (they are not picklable, so the
 cache is per process).
@@ -25,6 +27,7 @@ import jsonschema_rs
 import jsonschema_specifications
 
 from registry.findings import json_pointer
+from schemas_app import budget
 from schemas_app.conf import limit
 
 # Effective drafts, by the names the registry reports.
@@ -111,12 +114,48 @@ def compile_schema(schema: Any, draft: str) -> Any:
     ``schema`` must already carry a ``$schema`` the registry knows (see
     :func:`schemas_app.analysis.for_validation`), so that nothing tries to look a dialect up.
     """
-    return _VALIDATOR_CLASS[draft](
-        schema,
+    rewritten, changed, backtracking_keys = budget.budgeted(schema)
+    keywords = (
+        budget.pattern_keywords(limit("REGISTRY_SCHEMA_REGEX_BACKTRACK_LIMIT")) if changed else None
+    )
+    inner = _VALIDATOR_CLASS[draft](
+        rewritten,
         offline=True,
         registry=meta_registry(),
         pattern_options=pattern_options(),
+        keywords=keywords,
     )
+    return Compiled(inner, node_count(schema, 1_000_000), backtracking_keys)
+
+
+class Compiled:
+    """A compiled validator, the size of its schema (JSON values), which bounds what listing
+    its errors may cost (:func:`error_items`), and how many of its ``patternProperties`` keys
+    need the backtracking engine (:func:`schemas_app.budget.guard_keys`)."""
+
+    __slots__ = ("backtracking_keys", "inner", "size")
+
+    def __init__(self, inner: Any, size: int, backtracking_keys: int = 0) -> None:
+        self.inner = inner
+        self.size = size
+        self.backtracking_keys = backtracking_keys
+
+    def _guard(self, instance: Any) -> None:
+        budget.guard_keys(
+            self.backtracking_keys, instance, limit("REGISTRY_SCHEMA_MAX_BACKTRACKING_KEY_MATCHES")
+        )
+
+    def is_valid(self, instance: Any) -> bool:
+        self._guard(instance)
+        return bool(self.inner.is_valid(instance))
+
+    def validate(self, instance: Any) -> None:
+        self._guard(instance)
+        self.inner.validate(instance)
+
+    def iter_errors(self, instance: Any) -> Any:
+        self._guard(instance)
+        return self.inner.iter_errors(instance)
 
 
 @dataclass(frozen=True)
@@ -141,28 +180,73 @@ def _message(error: Any) -> str:
     return text if len(text) <= 500 else text[:497] + "..."
 
 
+def _item(error: Any) -> ErrorItem:
+    schema_path = [
+        "pattern" if part == budget.PATTERN_KEYWORD else part
+        for part in list(getattr(error, "schema_path", []) or [])
+    ]
+    return ErrorItem(
+        pointer=json_pointer(*getattr(error, "instance_path", [])),
+        message=_message(error),
+        keyword=str(schema_path[-1]) if schema_path else "",
+        schema_pointer=json_pointer(*schema_path),
+    )
+
+
+def node_count(value: Any, cap: int) -> int:
+    """How many JSON values ``value`` holds (itself included), counted up to ``cap``."""
+    count, stack = 0, [value]
+    while stack and count < cap:
+        item = stack.pop()
+        count += 1
+        if isinstance(item, dict):
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return count
+
+
 def error_items(validator: Any, instance: Any, *, max_errors: int | None = None) -> list[ErrorItem]:
-    """The validation errors of ``instance``, at most ``max_errors`` of them."""
+    """The validation errors of ``instance``, at most ``max_errors`` of them.
+
+    jsonschema-rs collects every error before yielding the first, and an error under ``anyOf``
+    carries one per branch, so listing errors can cost far more than validating. A valid
+    instance is answered by ``is_valid`` alone; when the instance times the schema is large
+    (``REGISTRY_SCHEMA_ERROR_DETAIL_COST``), or one error is asked for, only the first error is
+    reported (``validate`` stops at it).
+    """
     cap = max_errors if max_errors is not None else limit("REGISTRY_SCHEMA_MAX_ERRORS")
-    items: list[ErrorItem] = []
-    for error in validator.iter_errors(instance):
-        schema_path = list(getattr(error, "schema_path", []) or [])
-        items.append(
-            ErrorItem(
-                pointer=json_pointer(*getattr(error, "instance_path", [])),
-                message=_message(error),
-                keyword=str(schema_path[-1]) if schema_path else "",
-                schema_pointer=json_pointer(*schema_path),
-            )
-        )
-        if len(items) >= cap:
-            break
-    return items
+    if budget.run(validator.is_valid, instance):
+        return []
+    detail_cost = limit("REGISTRY_SCHEMA_ERROR_DETAIL_COST")
+    schema_size = max(1, int(getattr(validator, "size", 1)))
+    if cap > 1 and node_count(instance, detail_cost + 1) * schema_size <= detail_cost:
+        items: list[ErrorItem] = []
+        for error in budget.run(lambda: list(validator.iter_errors(instance))):
+            items.append(_item(error))
+            if len(items) >= cap:
+                break
+        return items
+
+    def first() -> list[ErrorItem]:
+        try:
+            validator.validate(instance)
+        except jsonschema_rs.ValidationError as error:
+            return [_item(error)]
+        return []
+
+    return budget.run(first)
 
 
 def meta_errors(schema: Any, draft: str, *, max_errors: int = 20) -> list[ErrorItem]:
-    """Where ``schema`` breaks its metaschema (pointers into the schema)."""
-    return error_items(metaschema_validator(draft), schema, max_errors=max_errors)
+    """Where ``schema`` breaks its metaschema (pointers into the schema). Bounded by the schema's
+    size cap rather than by the budget: an analysis is cached and stored, so it is never cut."""
+    items: list[ErrorItem] = []
+    for error in metaschema_validator(draft).iter_errors(schema):
+        items.append(_item(error))
+        if len(items) >= max_errors:
+            break
+    return items
 
 
 # --- the compiled-validator cache ------------------------------------------------------------

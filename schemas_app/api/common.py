@@ -47,10 +47,33 @@ def _body(request: Request) -> dict[str, Any]:
             title="Request body too large",
             detail=f"the body is {size} bytes; this endpoint takes at most {cap}",
         )
-    data = request.data
+    try:
+        data = request.data
+    except RecursionError:
+        data = None
+        too_deep = True
+    else:
+        too_deep = depth_over(data, setting("REGISTRY_SCHEMA_MAX_DEPTH"))
+    if too_deep:
+        raise _invalid(
+            f"The body is nested deeper than {setting('REGISTRY_SCHEMA_MAX_DEPTH')} levels.", ""
+        )
     if not isinstance(data, dict):
         raise _invalid("The request body must be a JSON object.", "")
     return data
+
+
+def depth_over(value: Any, limit: int) -> bool:
+    """Whether arrays and objects in ``value`` nest deeper than ``limit`` (no recursion)."""
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, (dict, list)):
+            if depth >= limit:
+                return True
+            children = item.values() if isinstance(item, dict) else item
+            stack.extend((child, depth + 1) for child in children)
+    return False
 
 
 def _int_param(value: Any, name: str, pointer: str, *, default: int, query: bool) -> int:

@@ -1,0 +1,274 @@
+"""A CPU budget for schema evaluation, per request or task, shared by every match it makes.
+
+jsonschema-rs bounds one regular-expression match (``REGISTRY_SCHEMA_REGEX_BACKTRACK_LIMIT``), but
+a payload of thousands of strings against a backtracking pattern makes thousands of matches in
+one call. So every schema evaluation runs inside a :class:`Budget` (CPU seconds of the calling
+thread, ``time.thread_time``):
+
+* it is checked before and after each validation (:func:`run`), so a loop over candidate schemas
+  or examples stops when it is spent;
+* inside one validation, each match of a pattern that needs the backtracking engine (look-around,
+  back-references...) goes through :class:`BudgetedPattern`, a custom keyword that checks the
+  budget before matching: once it is spent, no further backtracking match runs, the call returns
+  quickly and :func:`run` raises :class:`BudgetExhausted`.
+
+Requests get ``REGISTRY_SCHEMA_BUDGET_SECONDS``; Celery tasks (crawls, imports) get
+``REGISTRY_SCHEMA_CRAWL_BUDGET_SECONDS``. ``BudgetExhausted`` is a ``ProblemError`` (422), which the
+v1 API, MCP and A2A already answer in their own error shapes; the card checks turn it into the
+finding ``schema.budget-exhausted``.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import re
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from functools import lru_cache
+from typing import Any, TypeVar
+
+import jsonschema_rs
+from django.conf import settings
+
+from registry.errors import ProblemError
+
+T = TypeVar("T")
+
+# The custom keyword that takes the place of a backtracking ``pattern`` in compiled validators.
+PATTERN_KEYWORD = "x-registry-budgeted-pattern"
+
+_DEFAULT_SECONDS = {
+    "REGISTRY_SCHEMA_BUDGET_SECONDS": 0.5,
+    "REGISTRY_SCHEMA_CRAWL_BUDGET_SECONDS": 3.0,
+}
+
+
+def budget_seconds(name: str) -> float:
+    return float(getattr(settings, name, _DEFAULT_SECONDS[name]))
+
+
+class BudgetExhausted(ProblemError):
+    """The schema evaluation budget of this request or task is spent (a 422 problem)."""
+
+    def __init__(self, budget: Budget) -> None:
+        detail = (
+            f"Schema evaluation stopped: this request used its budget of {budget.seconds:g} s of "
+            "CPU for validating against JSON Schemas (a schema with backtracking patterns or a "
+            "very large payload). Send a smaller payload."
+        )
+        super().__init__(
+            status=422,
+            slug="schema-budget-exhausted",
+            title="Schema evaluation budget exhausted",
+            detail=detail,
+            errors=[{"pointer": "", "message": detail}],
+            extra={"budget_seconds": budget.seconds},
+        )
+
+
+class Budget:
+    """CPU seconds of this thread that schema evaluation may still use."""
+
+    def __init__(self, seconds: float, *, clock: Callable[[], float] = time.thread_time) -> None:
+        self.seconds = seconds
+        self._clock = clock
+        self._started = clock()
+        self.exhausted = False
+
+    def spent(self) -> float:
+        return self._clock() - self._started
+
+    def over(self) -> bool:
+        """True once the budget is spent (and stays so)."""
+        if not self.exhausted and self.spent() >= self.seconds:
+            self.exhausted = True
+        return self.exhausted
+
+    def check(self) -> None:
+        if self.over():
+            raise BudgetExhausted(self)
+
+
+_current: contextvars.ContextVar[Budget | None] = contextvars.ContextVar(
+    "schema_budget", default=None
+)
+
+
+def current() -> Budget | None:
+    return _current.get()
+
+
+def _in_task() -> bool:
+    from celery import current_task  # noqa: PLC0415 - only asked when no budget is open
+
+    return bool(current_task and getattr(current_task.request, "id", None))
+
+
+def default_seconds() -> float:
+    """The crawl budget inside a Celery task, the request budget everywhere else."""
+    if _in_task():
+        return budget_seconds("REGISTRY_SCHEMA_CRAWL_BUDGET_SECONDS")
+    return budget_seconds("REGISTRY_SCHEMA_BUDGET_SECONDS")
+
+
+@contextmanager
+def scope(seconds: float | None = None) -> Iterator[Budget]:
+    """The open budget, or a new one (``seconds``, or the default for where this runs)."""
+    open_budget = _current.get()
+    if open_budget is not None:
+        yield open_budget
+        return
+    budget = Budget(default_seconds() if seconds is None else seconds)
+    token = _current.set(budget)
+    try:
+        yield budget
+    finally:
+        _current.reset(token)
+
+
+def run(call: Callable[..., T], *args: Any) -> T:
+    """One validation under the open budget (if any): refused when the budget is spent, and its
+    result discarded when the budget ran out during it (a pattern skipped to save the budget
+    may have changed the outcome)."""
+    budget = _current.get()
+    if budget is None:
+        return call(*args)
+    budget.check()
+    result = call(*args)
+    budget.check()
+    return result
+
+
+# --- patterns that need the backtracking engine -----------------------------------------------
+
+# What makes fancy-regex use its backtracking engine: look-around, back-references (numbered or
+# named), atomic groups, possessive quantifiers, \G and conditionals. Over-approximating is
+# harmless: such a pattern is matched by the same engine, only through the budget check.
+_BACKTRACKING = re.compile(r"\(\?<?[=!]|\(\?>|\(\?\(|\\[1-9]|\\[kg]|\\G|[*+?}]\+")
+
+
+def needs_backtracking(pattern: str) -> bool:
+    return bool(_BACKTRACKING.search(pattern))
+
+
+@lru_cache(maxsize=1024)
+def _pattern_validator(pattern: str, backtrack_limit: int) -> Any:
+    return jsonschema_rs.Draft202012Validator(
+        {"pattern": pattern},
+        offline=True,
+        pattern_options=jsonschema_rs.FancyRegexOptions(backtrack_limit=backtrack_limit),
+    )
+
+
+class BudgetedPattern:
+    """``pattern`` for a backtracking regex, matched only while the budget lasts."""
+
+    backtrack_limit = 100_000
+
+    def __init__(self, parent_schema: dict[str, Any], value: Any, schema_path: list[Any]) -> None:
+        self.pattern = str(value)
+        self.matcher = _pattern_validator(self.pattern, self.backtrack_limit)
+
+    def validate(self, instance: Any) -> None:
+        if not isinstance(instance, str):
+            return
+        budget = _current.get()
+        if budget is not None and budget.over():
+            raise ValueError("not matched: the schema evaluation budget is spent")
+        try:
+            self.matcher.validate(instance)
+        except jsonschema_rs.ValidationError as error:
+            raise ValueError(error.message) from None
+
+
+def pattern_keywords(backtrack_limit: int) -> dict[str, Any]:
+    """The custom keywords for :func:`schemas_app.validation.compile_schema`."""
+    keyword = type("BudgetedPattern", (BudgetedPattern,), {"backtrack_limit": backtrack_limit})
+    return {PATTERN_KEYWORD: keyword}
+
+
+# Keywords whose value is a schema, a list of schemas, or a map of schemas (every draft).
+_SCHEMA_KEYS = (
+    "additionalProperties",
+    "unevaluatedProperties",
+    "additionalItems",
+    "unevaluatedItems",
+    "contains",
+    "propertyNames",
+    "not",
+    "if",
+    "then",
+    "else",
+    "contentSchema",
+    "items",
+)
+_SCHEMA_LIST_KEYS = ("allOf", "anyOf", "oneOf", "prefixItems", "items")
+_SCHEMA_MAP_KEYS = (
+    "properties",
+    "patternProperties",
+    "$defs",
+    "definitions",
+    "dependentSchemas",
+    "dependencies",
+)
+
+
+def budgeted(schema: Any) -> tuple[Any, bool, int]:
+    """``schema`` with each backtracking ``pattern`` moved to :data:`PATTERN_KEYWORD`, whether
+    anything changed, and how many ``patternProperties`` keys need backtracking (those are
+    matched by jsonschema-rs itself: :func:`guard_keys` bounds how often). Only schema positions
+    are rewritten (a property named ``pattern`` is not)."""
+    changed = False
+    keys = 0
+
+    def walk(node: Any) -> Any:
+        nonlocal changed, keys
+        if not isinstance(node, dict):
+            return node
+        out: dict[str, Any] = {}
+        for key, value in node.items():
+            if key == "patternProperties" and isinstance(value, dict):
+                keys += sum(1 for name in value if needs_backtracking(str(name)))
+            if key == "pattern" and isinstance(value, str) and needs_backtracking(value):
+                out[PATTERN_KEYWORD] = value
+                changed = True
+            elif key in _SCHEMA_LIST_KEYS and isinstance(value, list):
+                out[key] = [walk(item) for item in value]
+            elif key in _SCHEMA_MAP_KEYS and isinstance(value, dict):
+                out[key] = {name: walk(item) for name, item in value.items()}
+            elif key in _SCHEMA_KEYS:
+                out[key] = walk(value)
+            else:
+                out[key] = value
+        return out
+
+    result = walk(schema)
+    return (result, True, keys) if changed else (schema, False, keys)
+
+
+def object_keys(value: Any, cap: int) -> int:
+    """How many member names the objects in ``value`` have together, counted up to ``cap``."""
+    count, stack = 0, [value]
+    while stack and count < cap:
+        item = stack.pop()
+        if isinstance(item, dict):
+            count += len(item)
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return count
+
+
+def guard_keys(backtracking_keys: int, instance: Any, max_matches: int) -> None:
+    """Refuse (as an exhausted budget) an instance whose property names would be matched
+    against backtracking ``patternProperties`` keys more than ``max_matches`` times: those
+    matches run inside jsonschema-rs, where the budget cannot stop them one by one."""
+    if not backtracking_keys:
+        return
+    budget = _current.get()
+    if budget is None:
+        return
+    if object_keys(instance, max_matches + 1) * backtracking_keys > max_matches:
+        budget.exhausted = True
+        raise BudgetExhausted(budget)
