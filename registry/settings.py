@@ -249,6 +249,10 @@ REGISTRY_FETCH_MAX_BYTES = env_int("REGISTRY_FETCH_MAX_BYTES", 1024 * 1024, mini
 REGISTRY_FETCH_CONNECT_TIMEOUT = env_float("REGISTRY_FETCH_CONNECT_TIMEOUT", 5.0)
 REGISTRY_FETCH_READ_TIMEOUT = env_float("REGISTRY_FETCH_READ_TIMEOUT", 10.0)
 REGISTRY_FETCH_TOTAL_TIMEOUT = env_float("REGISTRY_FETCH_TOTAL_TIMEOUT", 20.0)
+# CPU seconds one request (validate, schema match, check-message, validate-payload, MCP, A2A) and
+# one crawl or import task may spend evaluating JSON Schemas (schemas_app/budget.py).
+REGISTRY_SCHEMA_BUDGET_SECONDS = env_float("REGISTRY_SCHEMA_BUDGET_SECONDS", 0.5)
+REGISTRY_SCHEMA_CRAWL_BUDGET_SECONDS = env_float("REGISTRY_SCHEMA_CRAWL_BUDGET_SECONDS", 3.0)
 REGISTRY_USER_AGENT = env_str(
     "REGISTRY_USER_AGENT", "A2A-Card-Registry/0.1 (+https://github.com/a2a-card-registry)"
 )
