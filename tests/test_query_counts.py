@@ -47,7 +47,7 @@ PINNED: dict[str, int] = {
     "api/v1/extensions": 1,
     "api/v1/extensions/<anytext:uri>": 4,
     "api/v1/imports": 0,
-    "api/v1/imports/<uuid:pk>": 1,
+    "api/v1/imports/<uuid:pk>": 0,  # anonymous: the 404 of an unknown id, before any query
     "api/v1/modes": 1,
     "api/v1/schemas": 4,
     "api/v1/schemas/<anytext:name>": 6,
