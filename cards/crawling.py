@@ -190,6 +190,14 @@ def _record_manifest(
             f"ARD manifest at {manifest.url}: {manifest.agents.exclude(pk=agent.pk).count()} "
             f"A2A agents, {manifest.entry_count} entries in all."
         )
+        # The manifest's findings (refused entries among them) are the row's: its owner sees
+        # them in the detail's validation section.
+        agent.findings = list(manifest.findings)
+        severities = [f.get("severity") for f in agent.findings if isinstance(f, dict)]
+        agent.error_count = severities.count("error")
+        agent.warning_count = severities.count("warning")
+        agent.info_count = severities.count("info")
+        agent.valid = manifest.status == "ok" and agent.error_count == 0
         agent.status = Agent.Status.OK if manifest.status == "ok" else Agent.Status.ERROR
         agent.last_error = manifest.last_error
         agent.last_error_code = "" if manifest.status == "ok" else "ard.manifest"

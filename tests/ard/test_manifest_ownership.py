@@ -117,6 +117,9 @@ def test_a_manifest_on_another_host_cannot_take_over_an_agent(
     manifest = Manifest.objects.get()
     refused = [f for f in manifest.findings if f["code"] == "ard.entry-authority"]
     assert [f["pointer"] for f in refused] == ["/entries/0/url"]
+    # Bob sees the refusal on his origin's page; Alice's detail does not carry it.
+    shown = bob.get(f"/api/v1/agents/{origin.pk}").json()["validation"]["findings"]
+    assert "ard.entry-authority" in {f["code"] for f in shown}
     _untouched(mine)
     # Bob's own entry is his: created by the crawl, owned by his account (item 4).
     bravo = Agent.objects.get(url=bob_url)
