@@ -10,40 +10,60 @@ Seed 000 section 3, for the registry's own schemas (``agentQuery`` in, ``agentQu
   ``application/json;schema=agentQueryResult`` and seed 002 progress in the task metadata;
 - plain text is answered by the natural-language search, the same way.
 
-Tasks are kept in the cache for an hour so ``GetTask`` and the existing-task rule work on any
-worker. Bad JSON-RPC gets the protocol's error objects, never a 500.
+Tasks are kept in the cache (alias ``a2a`` when configured, else ``default``) so ``GetTask`` and
+the existing-task rule work on any worker, within bounds, because every caller is anonymous: a
+short TTL (``REGISTRY_A2A_TASK_TTL``), a size per task (``REGISTRY_A2A_TASK_MAX_BYTES``: over it
+the history is left out; still over, the task is not kept), a count per client and TTL window
+(``REGISTRY_A2A_TASKS_PER_CLIENT``) and a byte budget for all clients per window
+(``REGISTRY_A2A_STORE_MAX_BYTES``). A task that is not kept is still answered; ``GetTask`` then
+says it is not found. Without Redis the answer is the same (nothing kept, nothing raised);
+``GetTask`` answers -32603 "task store unavailable". Bad JSON-RPC gets the protocol's error
+objects, never a 500.
 """
 
 from __future__ import annotations
 
 import json
+import logging
+import time
 import uuid
 from datetime import UTC, datetime
 from typing import Any
 
 from a2a.server.jsonrpc_models import (
+    InternalError,
     InvalidParamsError,
     InvalidRequestError,
     JSONParseError,
     JSONRPCError,
     MethodNotFoundError,
 )
-from django.core.cache import cache
+from django.conf import settings
+from django.core.cache import BaseCache, caches
 from django.http import HttpRequest, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_POST
 
 from cards.progress import EXTENSION_URI as PROGRESS_URI
 from cards.reads.gate import ANONYMOUS
+from cards.reads.params import MAX_LENGTH
 from protocols import agent_query
-from protocols.asgi_app import MAX_BODY, MAX_DEPTH, nesting_depth
+from protocols.asgi_app import (
+    MAX_BODY,
+    MAX_DEPTH,
+    nesting_depth,
+    surrogate_message,
+    surrogate_pointer,
+)
 from protocols.own_card import QUERY, RESULT_MODE
 from registry.errors import ProblemError
+from registry.limits import client_address
 from registry.mediatypes import MediaTypeError, parse_media_type
+
+logger = logging.getLogger(__name__)
 
 SEND = {"SendMessage": "1.0", "message/send": "0.3"}
 GET = {"GetTask": "1.0", "tasks/get": "0.3"}
-TASK_TTL = 3600
 # JSON-RPC error objects are a2a-sdk's server models (a2a.server.jsonrpc_models); -32001 is
 # A2A's TaskNotFoundError.
 PARSE_ERROR, INVALID_REQUEST, NOT_FOUND, INVALID_PARAMS = (
@@ -125,8 +145,62 @@ def _structured_query(parts: list[Any]) -> dict[str, Any] | None:
     return dict(data)
 
 
+def _store() -> BaseCache:
+    """The cache that keeps tasks: its own alias when configured (a separate Redis can be given
+    to it, away from the broker's), else the default cache."""
+    return caches["a2a"] if "a2a" in settings.CACHES else caches["default"]
+
+
+def _unavailable() -> RpcError:
+    return RpcError(InternalError, "The task store is unavailable; retry in a moment.")
+
+
+def _stored_task(task_id: Any) -> dict[str, Any] | None:
+    if not isinstance(task_id, str) or len(task_id) > 100:
+        return None
+    try:
+        found = _store().get(f"a2a-task:{task_id}")
+    except Exception:  # the cache client raises several types when Redis is down
+        logger.warning("A2A task store unreachable", exc_info=True)
+        raise _unavailable() from None
+    return found if isinstance(found, dict) else None
+
+
+def _add(store: BaseCache, key: str, amount: int, timeout: int) -> int:
+    """Add ``amount`` to a counter that lives ``timeout`` seconds; the new total."""
+    return amount if store.add(key, amount, timeout) else int(store.incr(key, amount))
+
+
+def _keep(task: dict[str, Any], client: str) -> bool:
+    """Keep ``task`` for GetTask if it fits every bound; False when it is not kept."""
+    ttl = settings.REGISTRY_A2A_TASK_TTL
+    cap = settings.REGISTRY_A2A_TASK_MAX_BYTES
+    stored, size = task, len(json.dumps(task))
+    if size > cap:
+        stored = {**task, "history": []}
+        size = len(json.dumps(stored))
+        if size > cap:
+            return False
+    window = int(time.time() // ttl)
+    store = _store()
+    try:
+        if _add(store, f"a2a-count:{client}:{window}", 1, 2 * ttl) > (
+            settings.REGISTRY_A2A_TASKS_PER_CLIENT
+        ):
+            return False
+        if _add(store, f"a2a-bytes:{window}", size, 2 * ttl) > (
+            settings.REGISTRY_A2A_STORE_MAX_BYTES
+        ):
+            return False
+        store.set(f"a2a-task:{task['id']}", stored, ttl)
+    except Exception:  # the cache client raises several types when Redis is down
+        logger.warning("A2A task %s not kept: the task store is unreachable", task["id"])
+        return False
+    return True
+
+
 def _task(
-    version: str, message: dict[str, Any], result: dict[str, Any], total: int
+    version: str, message: dict[str, Any], result: dict[str, Any], total: int, client: str
 ) -> dict[str, Any]:
     now = datetime.now(UTC).isoformat().replace("+00:00", "Z")
     task_id, context_id = str(uuid.uuid4()), message.get("contextId") or str(uuid.uuid4())
@@ -152,7 +226,7 @@ def _task(
         "history": [{**message, "taskId": task_id, "contextId": context_id}],
         "metadata": {PROGRESS_URI: progress},
     }
-    cache.set(f"a2a-task:{task_id}", task, TASK_TTL)
+    _keep(task, client)
     return _spelled(version, task)
 
 
@@ -177,7 +251,7 @@ def _send(version: str, params: dict[str, Any], request: HttpRequest) -> dict[st
     query = _structured_query(parts)
     task_id = message.get("taskId")
     if task_id:
-        if cache.get(f"a2a-task:{task_id}") is None:
+        if _stored_task(task_id) is None:
             raise RpcError(TASK_NOT_FOUND, f"Task not found: {task_id}")
         if query is not None or _flagged(parts) is not None:
             raise RpcError(
@@ -190,17 +264,26 @@ def _send(version: str, params: dict[str, Any], request: HttpRequest) -> dict[st
         text = _text(parts)
         if not text:
             raise RpcError(INVALID_PARAMS, "The message has neither text nor an agentQuery part")
-        query = {"text": text[:500]}
+        if len(text) > MAX_LENGTH:
+            # The limit of the API's q, ARD's query.text, MCP's text and agentQuery's text.
+            message_text = f"text is longer than {MAX_LENGTH} characters"
+            raise RpcError(
+                INVALID_PARAMS, message_text,
+                {"errors": [{"pointer": "/message/parts", "message": message_text}]},
+            )  # fmt: skip
+        query = {"text": text}
     try:
         result = agent_query.answer(query, viewer=ANONYMOUS, request=request)
     except ProblemError as exc:
         raise RpcError(INVALID_PARAMS, exc.detail, {"errors": exc.errors or []}) from None
-    return _task(version, message, result, total=len(result["agents"]))
+    return _task(
+        version, message, result, total=len(result["agents"]), client=client_address(request)
+    )
 
 
 def _get(version: str, params: dict[str, Any]) -> dict[str, Any]:
     task_id = params.get("id")
-    task = cache.get(f"a2a-task:{task_id}") if isinstance(task_id, str) else None
+    task = _stored_task(task_id)
     if task is None:
         raise RpcError(TASK_NOT_FOUND, f"Task not found: {task_id}")
     return task if version == "1.0" else _spelled("0.3", task)
@@ -215,6 +298,9 @@ def _parse(body: bytes) -> dict[str, Any]:
         raise RpcError(PARSE_ERROR, "Parse error: the body is not JSON") from None
     if nesting_depth(call, MAX_DEPTH) > MAX_DEPTH:
         raise RpcError(INVALID_REQUEST, f"Request nested deeper than {MAX_DEPTH} levels")
+    pointer = surrogate_pointer(call)
+    if pointer is not None:
+        raise RpcError(INVALID_PARAMS, surrogate_message(pointer))
     if (
         not isinstance(call, dict)
         or call.get("jsonrpc") != "2.0"

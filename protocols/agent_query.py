@@ -25,8 +25,22 @@ def query_errors(data: Any) -> list[dict[str, str]]:
     out = []
     for error in _QUERY.iter_errors(data):
         pointer = "".join(f"/{p}" for p in error.instance_path)
-        out.append({"pointer": pointer, "message": error.message})
+        message = error.message
+        if isinstance(error.kind, jsonschema_rs.ValidationErrorKind.MaxLength):
+            # The API's words, without echoing the whole over-long text back.
+            message = f"is longer than {error.kind.limit} characters"
+        out.append({"pointer": pointer, "message": message})
     return out
+
+
+def integral(value: Any, default: int) -> Any:
+    """``limit`` as an int when it is an integral number: JSON Schema counts 5.0 as an integer,
+    and a2a-sdk sends every number as a protobuf double (5 arrives as 5.0)."""
+    if value is None:
+        return default
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
 
 
 def _entry(row: dict[str, Any], score: float, skills: list[str]) -> dict[str, Any]:
@@ -43,7 +57,7 @@ def _entry(row: dict[str, Any], score: float, skills: list[str]) -> dict[str, An
 
 def answer(query: dict[str, Any], *, viewer: Viewer, request: HttpRequest) -> dict[str, Any]:
     """The ``agentQueryResult`` for a valid ``agentQuery``. Raises ProblemError on bad filters."""
-    limit = query.get("limit", 10)
+    limit = integral(query.get("limit"), 10)
     text = query.get("text", "")
     filters = query.get("filters", {})
     accepted: dict[str, list[str]] | None = None

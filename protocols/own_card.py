@@ -13,6 +13,7 @@ from typing import Any
 
 from cards import signing_keys
 from cards.progress import EXTENSION_URI as TASK_PROGRESS_URI
+from cards.reads.params import MAX_LENGTH
 from cards.signatures.canonical import sdk_form
 from cards.signatures.jose import b64url_encode
 from schemas_app.known_extensions import SCHEMAS_EXTENSION_URI
@@ -47,7 +48,11 @@ AGENT_QUERY: dict[str, Any] = {
     "their input schemas must accept.",
     "type": "object",
     "properties": {
-        "text": {"type": "string", "maxLength": 500, "description": "What the agent should do."},
+        "text": {
+            "type": "string",
+            "maxLength": MAX_LENGTH,
+            "description": "What the agent should do.",
+        },
         "filters": {
             "type": "object",
             "properties": FILTER_PROPERTIES,

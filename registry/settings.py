@@ -123,8 +123,14 @@ else:
     # request's sync code in a fresh thread, so per-thread persistent connections are never
     # reused; a psycopg connection pool keeps them (docs/benchmarks-protocols.md).
     if REGISTRY_DB_POOL and DATABASES["default"]["ENGINE"].endswith("postgresql"):
+        from psycopg_pool import ConnectionPool
+
         DATABASES["default"]["CONN_MAX_AGE"] = 0
-        DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {"min_size": 1, "max_size": 8}
+        # `check`: a pooled connection is tested as it is handed out, so connections broken by
+        # a database restart are replaced instead of failing a request (docs/security.md).
+        DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
+            "min_size": 1, "max_size": 8, "check": ConnectionPool.check_connection,
+        }  # fmt: skip
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
@@ -193,10 +199,28 @@ if env_optional("REDIS_URL") is not None:
             "BACKEND": "django.core.cache.backends.redis.RedisCache",
             "LOCATION": env_str("REDIS_CACHE_URL", env_str("REDIS_URL", "")),
             "KEY_PREFIX": "registry",
-        }
+        },
+        # Anonymous A2A tasks: a key space of their own, bounded (REGISTRY_A2A_* below); point
+        # REGISTRY_A2A_CACHE_URL at a Redis with `maxmemory` to keep them off the broker's.
+        "a2a": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": env_str(
+                "REGISTRY_A2A_CACHE_URL", env_str("REDIS_CACHE_URL", env_str("REDIS_URL", ""))
+            ),
+            "KEY_PREFIX": "registry-a2a",
+            "OPTIONS": {"socket_connect_timeout": 2, "socket_timeout": 2},
+        },
     }
 else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+
+# A2A tasks (protocols/a2a.py): kept this many seconds for GetTask; at most this many bytes each
+# (over it the history is left out, still over it the task is not kept); at most this many per
+# client and this many bytes for all clients per TTL window (docs/security.md).
+REGISTRY_A2A_TASK_TTL = env_int("REGISTRY_A2A_TASK_TTL", 600, minimum=1)
+REGISTRY_A2A_TASK_MAX_BYTES = env_int("REGISTRY_A2A_TASK_MAX_BYTES", 64 * 1024, minimum=1024)
+REGISTRY_A2A_TASKS_PER_CLIENT = env_int("REGISTRY_A2A_TASKS_PER_CLIENT", 60, minimum=0)
+REGISTRY_A2A_STORE_MAX_BYTES = env_int("REGISTRY_A2A_STORE_MAX_BYTES", 32 * 1024 * 1024, minimum=0)
 
 # Submissions (and imports) per account, in DRF's "N/period" form; empty for no limit.
 REGISTRY_SUBMISSION_RATE = env_str("REGISTRY_SUBMISSION_RATE", "120/hour")
@@ -337,5 +361,10 @@ LOGGING = {
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": env_str("REGISTRY_LOG_LEVEL", "INFO")},
     # One line per outbound request is noise; the crawl outcome is recorded on the agent.
-    "loggers": {"httpx": {"level": "WARNING"}, "httpcore": {"level": "WARNING"}},
+    # The MCP SDK logs "Processing request of type ..." and "Terminating session" per call.
+    "loggers": {
+        "httpx": {"level": "WARNING"},
+        "httpcore": {"level": "WARNING"},
+        "mcp": {"level": "WARNING"},
+    },
 }
