@@ -254,3 +254,28 @@ def test_an_origin_hidden_by_the_old_failure_comes_back(
     assert origin.moderation == Agent.Moderation.APPROVED and origin.shape != "ard-manifest"
     assert "ARD manifest" not in origin.description
     assert _listed(origin)
+
+
+def test_a_linked_manifest_is_not_withdrawn_when_the_home_page_fails_for_a_moment(
+    card_server: CardServer, loopback_allowed: None, user: Any
+) -> None:
+    """The known manifest is found through ``<link rel="ard">``: a 503 on the home page says
+    nothing about it, so the crawl changes nothing and is retried."""
+    card_server.serve("/cards/alpha.json", _card("Alpha"))
+    entry = {
+        "identifier": "urn:air:127.0.0.1:a2a:alpha",
+        "displayName": "Alpha",
+        "type": "application/a2a-agent-card+json",
+        "url": card_server.url("/cards/alpha.json"),
+    }
+    card_server.serve("/catalog.json", json.dumps({"entries": [entry]}).encode())
+    card_server.serve("/", b'<link rel="ard" href="/catalog.json">', content_type="text/html")
+    origin = _origin(card_server, user)
+    assert agent_crawl(agent_id=origin.pk) == "manifest"
+    card_server.serve("/", b"busy", status=503, content_type="text/plain")
+    with pytest.raises(TransientCrawlError):
+        agent_crawl(agent_id=origin.pk)
+    origin.refresh_from_db()
+    assert origin.manifest_id is not None and origin.shape == "ard-manifest"
+    assert origin.moderation == Agent.Moderation.HIDDEN
+    assert Manifest.objects.get().status == "ok"
