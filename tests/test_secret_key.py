@@ -82,3 +82,17 @@ def test_compose_requires_a_key_and_every_make_command_passes_one() -> None:
     for line in (ROOT / "Makefile").read_text().replace("\\\n", " ").splitlines():
         if re.search(r"manage\.py|-m pytest|-m uvicorn|/mypy", line):
             assert "DJANGO_DEBUG=true" in line or "DJANGO_SECRET_KEY=" in line, line
+
+
+def test_issue_token_without_a_usable_database_says_so_in_one_line(tmp_path: Path) -> None:
+    done = manage(
+        tmp_path,
+        "issue_token",
+        "me",
+        DJANGO_SECRET_KEY="k3Vq-0a9Zx_long-random-value-for-tests",
+        DATABASE_URL="postgres://postgres@127.0.0.1:1/registry_never_used",
+    )
+    assert done.returncode == 1 and done.stdout == ""
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and "the database is not usable" in lines[0], done.stderr
+    assert "DATABASE_URL" in lines[0]

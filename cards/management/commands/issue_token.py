@@ -3,7 +3,8 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib.auth import get_user_model
-from django.core.management.base import BaseCommand, CommandParser
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.db import DatabaseError
 from rest_framework.authtoken.models import Token
 
 
@@ -17,6 +18,17 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args: Any, username: str, staff: bool, **options: Any) -> None:
+        try:
+            self._issue(username, staff)
+        except DatabaseError as exc:
+            # One line saying what to do, not a traceback (docs/configuration.md).
+            reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            raise CommandError(
+                f"the database is not usable ({reason}): check DATABASE_URL, start it "
+                "(`make services`) and run `manage.py migrate`"
+            ) from None
+
+    def _issue(self, username: str, staff: bool) -> None:
         user, created = get_user_model().objects.get_or_create(username=username)
         if staff and not user.is_staff:
             user.is_staff = True
