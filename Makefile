@@ -12,16 +12,17 @@ TEST_REDIS_URL ?= redis://127.0.0.1:6379/15
 .PHONY: run test test-faults install install-dev services browser migrate worker beat lint check bench clean
 
 # Two stamps: `make run` installs the runtime only (requirements.txt, what the image carries);
-# `make test`, `check` and `bench` add the development tools (requirements-dev.txt).
+# `make test`, `check` and `bench` add the development tools (requirements-dev.txt). Both files
+# are complete locks, installed with --no-deps (see the head of requirements.txt).
 $(STAMP): requirements.txt
 	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "$(PYTHON) is needed (set PYTHON=... to use another 3.11 interpreter)"; exit 1; }
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PIP) install --quiet --upgrade pip
-	$(PIP) install --quiet -r requirements.txt
+	$(PIP) install --quiet --no-deps -r requirements.txt
 	touch $(STAMP)
 
 $(DEV_STAMP): $(STAMP) requirements-dev.txt
-	$(PIP) install --quiet -r requirements-dev.txt
+	$(PIP) install --quiet --no-deps -r requirements-dev.txt
 	touch $(DEV_STAMP)
 
 install: $(STAMP)

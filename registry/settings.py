@@ -51,7 +51,18 @@ if not DEBUG:
     if _secret.lower() in _PLACEHOLDER_KEYS or _secret.startswith("django-insecure-"):
         raise ImproperlyConfigured(f"DJANGO_SECRET_KEY is a published placeholder: {_KEY_HINT}")
 SECRET_KEY = _secret or "insecure-development-key-do-not-use-in-production"
-ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]", "testserver"])
+ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]"])
+# HTTPS (docs/configuration.md, "Serving"): off by default so `make run` and plain-HTTP setups
+# work; on in docker-compose.yml, which expects TLS to end at a proxy in front of it
+# (REGISTRY_SECURE_PROXY_HEADER: trust its X-Forwarded-Proto). `manage.py check --deploy`.
+SECURE_SSL_REDIRECT = env_bool("REGISTRY_SSL_REDIRECT", False)
+SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^readyz$"]  # probes stay on plain HTTP
+SECURE_HSTS_SECONDS = env_int("REGISTRY_HSTS_SECONDS", 0, minimum=0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("REGISTRY_HSTS_INCLUDE_SUBDOMAINS", False)
+SECURE_HSTS_PRELOAD = env_bool("REGISTRY_HSTS_PRELOAD", False)
+SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = env_bool("REGISTRY_SECURE_COOKIES", False)
+if env_bool("REGISTRY_SECURE_PROXY_HEADER", False):
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 
 INSTALLED_APPS = [
     "django.contrib.admin",
@@ -252,6 +263,13 @@ CELERY_TASK_SOFT_TIME_LIMIT = env_int("REGISTRY_TASK_SOFT_TIME_LIMIT", 60, minim
 CELERY_TASK_TIME_LIMIT = env_int("REGISTRY_TASK_TIME_LIMIT", 90, minimum=1)
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# A worker rides out Redis outages of any length: it reconnects forever (the default gives up
+# after 100 tries and exits), and tasks running when the connection drops are cancelled and
+# redelivered (acks_late) rather than acknowledged on a dead connection. compose restarts a worker
+# that exits anyway (restart: unless-stopped; docs/security.md, "Serving and outages").
+CELERY_BROKER_CONNECTION_RETRY = True
+CELERY_BROKER_CONNECTION_MAX_RETRIES = None
+CELERY_WORKER_CANCEL_LONG_RUNNING_TASKS_ON_CONNECTION_LOSS = True
 # A submission must not hang when the broker is down: fail fast and let the sweep pick it up.
 # Priorities on the Redis broker (kombu keeps one list per step and reads them in order): a crawl
 # someone asked for (submission, owner's re-crawl) runs ahead of the periodic sweep's.

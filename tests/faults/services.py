@@ -261,7 +261,8 @@ class Registry:
             "--port", "{port}", "--log-level", "warning",
         ]  # fmt: skip
         command = [part.replace("{port}", str(port)) for part in command]
-        process = self._spawn("server", command, {**self.env, **extra_env})
+        extra = {name: value.replace("{port}", str(port)) for name, value in extra_env.items()}
+        process = self._spawn("server", command, {**self.env, **extra})
         base = f"http://127.0.0.1:{port}"
 
         def answers() -> bool:

@@ -1,0 +1,97 @@
+"""Repeated Redis outages (the test's own redis-server, stopped and started again) under a live
+web server and a live Celery worker: nothing answers 5xx while Redis is down (except /readyz,
+which says so), and the worker rides every outage out and crawls again when Redis is back."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+
+import httpx
+import pytest
+
+from tests.factories import minimal_card
+from tests.faults.services import PrivateRedis, Registry, wait_until
+from tests.support import CardServer
+
+pytestmark = pytest.mark.disruptive
+
+OUTAGES = 5
+
+
+def _calls(base: str, token: str, agent_id: str, card_url: str) -> dict[str, httpx.Response]:
+    auth = {"Authorization": f"Token {token}"}
+    a2a = {"jsonrpc": "2.0", "id": 1, "method": "message/send", "params": {"message": {
+        "kind": "message", "messageId": "m1", "role": "user",
+        "parts": [{"kind": "text", "text": "weather forecast"}],
+    }}}  # fmt: skip
+    with httpx.Client(base_url=base, timeout=15) as client:
+        return {
+            "list": client.get("/api/v1/agents", params={"q": "weather"}),
+            "by id": client.get(f"/api/v1/agents/{agent_id}"),
+            "submit": client.post("/api/v1/agents", json={"url": card_url}, headers=auth),
+            "validate url": client.post("/api/v1/validate", json={"url": card_url}),
+            "ard search": client.post("/ard/search", json={"query": {"text": "weather"}}),
+            "a2a": client.post("/a2a", json=a2a),
+            "catalogue": client.get("/", params={"q": "weather"}),
+            "healthz": client.get("/healthz"),
+        }
+
+
+def test_the_api_and_the_worker_ride_out_repeated_redis_outages(
+    stack: Registry,
+    private_redis: PrivateRedis,
+    publisher_token: str,
+    weather_agent: str,
+    card_server: CardServer,
+) -> None:
+    base = stack.serve(
+        [sys.executable, "-m", "gunicorn", "-c", "gunicorn.conf.py", "registry.wsgi:application"],
+        GUNICORN_BIND="127.0.0.1:{port}",
+    )
+    worker = stack.worker()
+    for index in range(OUTAGES + 1):
+        card = json.dumps(minimal_card(name=f"outage {index}")).encode()
+        card_server.serve(f"/outage-{index}.json", card)
+
+    failures: list[str] = []
+    for outage in range(OUTAGES):
+        private_redis.stop()
+        started = time.monotonic()
+        answers = _calls(
+            base, publisher_token, weather_agent, card_server.url(f"/outage-{outage}.json")
+        )
+        for name, response in answers.items():
+            if response.status_code >= 500:
+                failures.append(
+                    f"outage {outage}: {name} {response.status_code} {response.text[:200]}"
+                )
+        ready = httpx.get(base + "/readyz", timeout=15)
+        if ready.status_code != 503:
+            failures.append(f"outage {outage}: /readyz {ready.status_code} while Redis is down")
+        time.sleep(max(0.0, 2.0 - (time.monotonic() - started)))
+        private_redis.start()
+        assert worker.poll() is None, f"the worker exited in outage {outage}; logs in {stack.logs}"
+    assert not failures, "\n".join(failures)
+
+    # Redis is back: the worker still runs and crawls a new submission.
+    response = httpx.post(
+        base + "/api/v1/agents",
+        json={"url": card_server.url(f"/outage-{OUTAGES}.json")},
+        headers={"Authorization": f"Token {publisher_token}"},
+        timeout=15,
+    )
+    assert response.status_code in (200, 201, 202), response.text
+    agent = response.json()["id"]
+
+    def crawled() -> bool:
+        got = httpx.get(
+            f"{base}/api/v1/agents/{agent}",
+            headers={"Authorization": f"Token {publisher_token}"},
+            timeout=5,
+        )
+        return got.status_code == 200 and got.json().get("status") == "ok"
+
+    assert wait_until(crawled, timeout=90, step=0.5), f"no crawl after the outages; {stack.logs}"
+    assert worker.poll() is None
