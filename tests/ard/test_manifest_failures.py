@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import socket
 import time
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -82,7 +83,7 @@ def _slow(handler: Any) -> Reply:
     return Reply(body=b'{"entries": []}')
 
 
-TRANSIENT = {
+TRANSIENT: dict[str, Reply | Callable[[Any], Reply]] = {
     "500": Reply(status=500, body=b"oops"),
     "503": Reply(status=503, body=b"", headers={"Retry-After": "30"}),
     "429": Reply(status=429, body=b"", headers={"Retry-After": "30"}),
