@@ -25,6 +25,7 @@ import re
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, TypeVar
 
@@ -37,6 +38,10 @@ T = TypeVar("T")
 
 # The custom keyword that takes the place of a backtracking ``pattern`` in compiled validators.
 PATTERN_KEYWORD = "x-registry-budgeted-pattern"
+# The custom keyword checked before each ``$ref`` is followed (see :func:`budgeted`).
+GUARD_KEYWORD = "x-registry-budget-guard"
+_REF_KEYS = ("$ref", "$dynamicRef", "$recursiveRef")
+_OLD_DRAFT_KEPT = ("$schema", "definitions", "title", "description", "$comment")
 
 _DEFAULT_SECONDS = {
     "REGISTRY_SCHEMA_BUDGET_SECONDS": 0.5,
@@ -75,6 +80,15 @@ class Budget:
         self._clock = clock
         self._started = clock()
         self.exhausted = False
+        self.ticks = 0
+
+    def tick(self) -> bool:
+        """One more ``$ref`` followed; True once the budget is spent (the clock is read every 64
+        ticks: a tick costs well under a microsecond)."""
+        self.ticks += 1
+        if self.ticks % 64 == 0:
+            return self.over()
+        return self.exhausted
 
     def spent(self) -> float:
         return self._clock() - self._started
@@ -182,10 +196,22 @@ class BudgetedPattern:
             raise ValueError(error.message) from None
 
 
-def pattern_keywords(backtrack_limit: int) -> dict[str, Any]:
+class Guard:
+    """Passes while the budget lasts; fails (so the ``$ref`` beside it is not followed) after."""
+
+    def __init__(self, parent_schema: dict[str, Any], value: Any, schema_path: list[Any]) -> None:
+        pass
+
+    def validate(self, instance: Any) -> None:
+        budget = _current.get()
+        if budget is not None and budget.tick():
+            raise ValueError("not evaluated: the schema evaluation budget is spent")
+
+
+def keywords(backtrack_limit: int) -> dict[str, Any]:
     """The custom keywords for :func:`schemas_app.validation.compile_schema`."""
     keyword = type("BudgetedPattern", (BudgetedPattern,), {"backtrack_limit": backtrack_limit})
-    return {PATTERN_KEYWORD: keyword}
+    return {PATTERN_KEYWORD: keyword, GUARD_KEYWORD: Guard}
 
 
 # Keywords whose value is a schema, a list of schemas, or a map of schemas (every draft).
@@ -214,25 +240,54 @@ _SCHEMA_MAP_KEYS = (
 )
 
 
-def budgeted(schema: Any) -> tuple[Any, bool, int]:
-    """``schema`` with each backtracking ``pattern`` moved to :data:`PATTERN_KEYWORD`, whether
-    anything changed, and how many ``patternProperties`` keys need backtracking (those are
-    matched by jsonschema-rs itself: :func:`guard_keys` bounds how often). Only schema positions
-    are rewritten (a property named ``pattern`` is not)."""
-    changed = False
-    keys = 0
+@dataclass
+class Budgeted:
+    """A schema as compiled under the budget (:func:`budgeted`)."""
+
+    schema: Any
+    changed: bool = False
+    refs: int = 0  # $refs guarded
+    backtracking_keys: int = 0  # patternProperties keys that need backtracking
+
+
+def _guard_ref(node: dict[str, Any], old_draft: bool) -> dict[str, Any]:
+    """``node`` with its ``$ref`` evaluated behind a guard: ``allOf`` runs its branches in order
+    and stops at the first failure, so once the budget is spent the guard fails first and the
+    reference is not followed (a chain of ``anyOf`` and ``$ref`` can otherwise evaluate 2^n
+    subschemas for one value). ``allOf`` keeps its existing branches at their indices.
+
+    Drafts 4 to 7 ignore the siblings of ``$ref``: they are dropped, except ``definitions``
+    (which pointers address) and annotations."""
+    ref_key = next(k for k in _REF_KEYS if isinstance(node.get(k), str))
+    guarded = [{GUARD_KEYWORD: True}, {ref_key: node[ref_key]}]
+    if old_draft:
+        out = {k: v for k, v in node.items() if k in _OLD_DRAFT_KEPT}
+        out["allOf"] = guarded
+        return out
+    out = {k: v for k, v in node.items() if k != ref_key}
+    existing = out.get("allOf")
+    out["allOf"] = [*existing, {"allOf": guarded}] if isinstance(existing, list) else guarded
+    return out
+
+
+def budgeted(schema: Any, *, old_draft: bool = False) -> Budgeted:
+    """``schema`` as it is compiled: each backtracking ``pattern`` moved to
+    :data:`PATTERN_KEYWORD`, each ``$ref`` behind a :class:`Guard`; and how many
+    ``patternProperties`` keys need backtracking (those are matched by jsonschema-rs itself:
+    :func:`guard_keys` bounds how often). Only schema positions are rewritten (a property named
+    ``pattern`` is not)."""
+    result = Budgeted(schema)
 
     def walk(node: Any) -> Any:
-        nonlocal changed, keys
         if not isinstance(node, dict):
             return node
         out: dict[str, Any] = {}
         for key, value in node.items():
             if key == "patternProperties" and isinstance(value, dict):
-                keys += sum(1 for name in value if needs_backtracking(str(name)))
+                result.backtracking_keys += sum(1 for name in value if needs_backtracking(name))
             if key == "pattern" and isinstance(value, str) and needs_backtracking(value):
                 out[PATTERN_KEYWORD] = value
-                changed = True
+                result.changed = True
             elif key in _SCHEMA_LIST_KEYS and isinstance(value, list):
                 out[key] = [walk(item) for item in value]
             elif key in _SCHEMA_MAP_KEYS and isinstance(value, dict):
@@ -241,10 +296,16 @@ def budgeted(schema: Any) -> tuple[Any, bool, int]:
                 out[key] = walk(value)
             else:
                 out[key] = value
+        if any(isinstance(out.get(k), str) for k in _REF_KEYS):
+            result.refs += 1
+            result.changed = True
+            return _guard_ref(out, old_draft)
         return out
 
-    result = walk(schema)
-    return (result, True, keys) if changed else (schema, False, keys)
+    rewritten = walk(schema)
+    if result.changed:
+        result.schema = rewritten
+    return result
 
 
 def object_keys(value: Any, cap: int) -> int:

@@ -114,18 +114,18 @@ def compile_schema(schema: Any, draft: str) -> Any:
     ``schema`` must already carry a ``$schema`` the registry knows (see
     :func:`schemas_app.analysis.for_validation`), so that nothing tries to look a dialect up.
     """
-    rewritten, changed, backtracking_keys = budget.budgeted(schema)
+    plan = budget.budgeted(schema, old_draft=draft in (DRAFT4, DRAFT6, DRAFT7))
     keywords = (
-        budget.pattern_keywords(limit("REGISTRY_SCHEMA_REGEX_BACKTRACK_LIMIT")) if changed else None
+        budget.keywords(limit("REGISTRY_SCHEMA_REGEX_BACKTRACK_LIMIT")) if plan.changed else None
     )
     inner = _VALIDATOR_CLASS[draft](
-        rewritten,
+        plan.schema,
         offline=True,
         registry=meta_registry(),
         pattern_options=pattern_options(),
         keywords=keywords,
     )
-    return Compiled(inner, node_count(schema, 1_000_000), backtracking_keys)
+    return Compiled(inner, node_count(schema, 1_000_000), plan.backtracking_keys, plan.refs)
 
 
 class Compiled:
@@ -133,12 +133,13 @@ class Compiled:
     its errors may cost (:func:`error_items`), and how many of its ``patternProperties`` keys
     need the backtracking engine (:func:`schemas_app.budget.guard_keys`)."""
 
-    __slots__ = ("backtracking_keys", "inner", "size")
+    __slots__ = ("backtracking_keys", "inner", "refs", "size")
 
-    def __init__(self, inner: Any, size: int, backtracking_keys: int = 0) -> None:
+    def __init__(self, inner: Any, size: int, backtracking_keys: int = 0, refs: int = 0) -> None:
         self.inner = inner
         self.size = size
         self.backtracking_keys = backtracking_keys
+        self.refs = refs
 
     def _guard(self, instance: Any) -> None:
         budget.guard_keys(
@@ -212,15 +213,17 @@ def error_items(validator: Any, instance: Any, *, max_errors: int | None = None)
     jsonschema-rs collects every error before yielding the first, and an error under ``anyOf``
     carries one per branch, so listing errors can cost far more than validating. A valid
     instance is answered by ``is_valid`` alone; when the instance times the schema is large
-    (``REGISTRY_SCHEMA_ERROR_DETAIL_COST``), or one error is asked for, only the first error is
-    reported (``validate`` stops at it).
+    (``REGISTRY_SCHEMA_ERROR_DETAIL_COST``), when the schema has ``$ref`` (listing follows every
+    reference, which no guard can cut short), or when one error is asked for, only the first
+    error is reported (``validate`` stops at it, and at a spent budget).
     """
     cap = max_errors if max_errors is not None else limit("REGISTRY_SCHEMA_MAX_ERRORS")
     if budget.run(validator.is_valid, instance):
         return []
     detail_cost = limit("REGISTRY_SCHEMA_ERROR_DETAIL_COST")
     schema_size = max(1, int(getattr(validator, "size", 1)))
-    if cap > 1 and node_count(instance, detail_cost + 1) * schema_size <= detail_cost:
+    listable = cap > 1 and not getattr(validator, "refs", 0)
+    if listable and node_count(instance, detail_cost + 1) * schema_size <= detail_cost:
         items: list[ErrorItem] = []
         for error in budget.run(lambda: list(validator.iter_errors(instance))):
             items.append(_item(error))

@@ -270,3 +270,40 @@ def test_a_crawl_of_a_925_kb_bomb_card_stops_at_the_crawl_budget(
     assert agent.latest_snapshot_id is not None, outcome
     [stopped] = by_code(agent.findings, "schema.budget-exhausted")
     assert "3 s of CPU" in stopped["message"]  # the crawl budget, not the request's
+
+
+def ref_bomb(levels: int, *, draft7: bool = False) -> dict[str, Any]:
+    """A 2.5 KB schema that evaluates 2^levels subschemas for one value: each level is an anyOf
+    of two references to the next, and the last level fails."""
+    key = "definitions" if draft7 else "$defs"
+    defs: dict[str, Any] = {
+        f"d{i}": {"anyOf": [{"$ref": f"#/{key}/d{i + 1}"}, {"$ref": f"#/{key}/d{i + 1}"}]}
+        for i in range(levels)
+    }
+    defs[f"d{levels}"] = {"type": "null"}
+    schema: dict[str, Any] = {key: defs, "type": "array", "items": {"$ref": f"#/{key}/d0"}}
+    if draft7:
+        schema["$schema"] = "http://json-schema.org/draft-07/schema#"
+    return schema
+
+
+@pytest.mark.parametrize("draft7", [False, True])
+def test_an_exponential_chain_of_references_is_cut_by_the_budget(draft7: bool) -> None:
+    # 2^40 evaluations per item: without the guard in front of each $ref, years of CPU.
+    agent = owned(agent_from_card(schema_card({"refs": ref_bomb(40, draft7=draft7)})))
+    api = APIClient()
+    for path, body in (
+        ("/api/v1/schemas/match", {"payload": ["x"]}),
+        (f"/api/v1/agents/{agent.pk}/validate-payload", {"schema": "refs", "payload": ["x"]}),
+    ):
+        response, cpu = timed(lambda path=path, body=body: post(api, path, body))
+        assert response.status_code == 422 and cpu < REQUEST_CPU, (path, response.status_code, cpu)
+    # The same shape, shallow, still validates as before.
+    shallow = owned(agent_from_card(schema_card({"refs": ref_bomb(3, draft7=draft7)})), "other")
+    for payload, outcome in (([None, None], "valid"), (["x"], "invalid")):
+        body = post(
+            api,
+            f"/api/v1/agents/{shallow.pk}/validate-payload",
+            {"schema": "refs", "payload": payload},
+        ).json()
+        assert body["outcome"] == outcome
