@@ -53,6 +53,7 @@ def _attempt(
     http_status: int | None,
     size: int = 0,
     error: FetchError | None = None,
+    code: str | None = None,
 ) -> None:
     CrawlAttempt.objects.create(
         agent=agent,
@@ -62,7 +63,7 @@ def _attempt(
         bytes=size,
         outcome=outcome,
         success=success,
-        error_code=error.code if error else "",
+        error_code=code or (error.code if error else ""),
         error=error.reason[:2000] if error else "",
     )
     # The detail shows uptime from these rows: render again now that this one exists.
@@ -178,6 +179,7 @@ def _record_manifest(
             ),
             started_at=started_at,
             fetch_ms=fetch_ms,
+            code="ard.manifest",
         )
         return "error"
     now = timezone.now()
@@ -247,7 +249,12 @@ def _ms(started: float) -> float:
 
 
 def _record_failure(
-    agent_id: Any, err: FetchError, *, started_at: datetime, fetch_ms: float
+    agent_id: Any,
+    err: FetchError,
+    *,
+    started_at: datetime,
+    fetch_ms: float,
+    code: str | None = None,
 ) -> None:
     now = timezone.now()
     with transaction.atomic(), rendering_once():
@@ -256,7 +263,7 @@ def _record_failure(
             return
         agent.status = Agent.Status.ERROR
         agent.last_error = err.reason[:2000]
-        agent.last_error_code = err.code
+        agent.last_error_code = code or err.code
         agent.last_http_status = err.status
         agent.last_crawled_at = now
         agent.fetch_ms = fetch_ms
@@ -269,6 +276,7 @@ def _record_failure(
             success=False,
             http_status=err.status,
             error=err,
+            code=code,
         )
 
 

@@ -247,6 +247,7 @@ def test_a_manifest_that_cannot_be_processed_is_recorded_on_the_origin(
     _publish(card_server, [_entry("Bravo", card_server.url("/cards/bravo.json"))])
     origin = _submit(bob, card_server.origin)
     assert origin.status == "error" and "could not be processed" in origin.last_error
+    assert origin.last_error_code == "ard.manifest" and origin.shape != "ard-manifest"
     assert origin.last_crawled_at is not None and origin.attempts.exists()
 
 
