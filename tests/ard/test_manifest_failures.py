@@ -280,3 +280,16 @@ def test_a_linked_manifest_is_not_withdrawn_when_the_home_page_fails_for_a_momen
     assert origin.manifest_id is not None and origin.shape == "ard-manifest"
     assert origin.moderation == Agent.Moderation.HIDDEN
     assert Manifest.objects.get().status == "ok"
+
+
+def test_a_tls_error_is_no_manifest_and_ends_as_the_cards_error(
+    card_server: CardServer, loopback_allowed: None, user: Any
+) -> None:
+    """HTTPS to a server that speaks plain HTTP: the handshake fails at ard.json (no manifest
+    here) and again at the card paths, which is the agent's recorded error."""
+    agent, _ = agent_submit(url=f"https://127.0.0.1:{card_server.port}", user=user, enqueue=False)
+    assert agent_crawl(agent_id=agent.pk) == "error"
+    agent.refresh_from_db()
+    assert agent.status == "error" and agent.last_error_code == "tls-error", agent.last_error
+    assert agent.shape != "ard-manifest" and agent.moderation == Agent.Moderation.APPROVED
+    assert not Manifest.objects.exists()
