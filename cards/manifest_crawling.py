@@ -5,6 +5,10 @@ link on the origin's home page, ``/.well-known/ai-catalog.json`` (and ``rel="ai-
 only then the agent-card paths. Each A2A entry becomes an agent: a ``url`` entry is crawled like
 any submitted card (through the safe fetcher), a ``data`` entry is ingested from the manifest.
 An entry that disappears marks its agent (``manifest_listed=False``) and its history says so.
+
+Only a 2xx answer that reads as a manifest is one; a transient failure of a candidate concludes
+nothing (the caller retries). A manifest speaks only for agents on its own host that no other
+account owns (docs/ard.md, "Which agents a manifest may speak for"; docs/security.md).
 """
 
 from __future__ import annotations
