@@ -17,6 +17,7 @@ from rest_framework.views import APIView
 from cards import signing_keys
 from cards.attestation import agent_attest, issuer
 from cards.reads import gate
+from cards.reads.params import Query
 from registry.errors import ProblemError
 
 JWT_CONTENT_TYPE = "application/jwt"
@@ -62,6 +63,8 @@ class AgentAttestationView(APIView):
         },
     )
     def get(self, request: Request, pk: Any) -> HttpResponse:
+        query = Query(request.query_params, ["format"])
+        wanted = query.choice("format", ["jwt", "json"], default="jwt", blank=False)
         agent = (
             gate.agents(gate.Viewer.of(request.user))
             .select_related("latest_snapshot")
@@ -80,7 +83,7 @@ class AgentAttestationView(APIView):
             )
         token, claims = agent_attest(agent, iss=issuer(request.build_absolute_uri("/")))
         response: HttpResponse
-        if request.query_params.get("format") == "json":
+        if wanted == "json":
             response = Response({"token": token, "claims": claims})
         else:
             response = HttpResponse(token, content_type=JWT_CONTENT_TYPE)

@@ -6,6 +6,7 @@ import uuid
 
 from django.conf import settings
 from django.db import models
+from django.db.models import F
 from django.db.models.functions import Upper
 
 from cards.fields import TextArrayField
@@ -184,6 +185,15 @@ class Agent(models.Model):
         return self.name or self.url
 
 
+class Negative(models.Func):
+    """``-value``, without a parameter, so that an index on it and a query's ORDER BY and row
+    comparison are the same expression: one ascending key for a list ordered by count
+    descending, then name ascending."""
+
+    template = "(-%(expressions)s)"
+    output_field = models.IntegerField()
+
+
 class FacetCount(models.Model):
     """How many public agents have a tag, a mode or an extension: kept up to date by
     cards/rendering.py in the same transaction as the agent's documents."""
@@ -206,4 +216,10 @@ class FacetCount(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["kind", "direction", "key"], name="facet_unique_key"),
         ]
-        indexes = [models.Index(fields=["kind", "-agents", "key"], name="facet_rank_idx")]
+        # Pages walk (-agents, key) by a row comparison on these (cards/reads/facets.py).
+        indexes = [
+            models.Index(F("kind"), Negative(F("agents")), F("key"), name="facet_rank_idx"),
+            models.Index(
+                F("kind"), F("direction"), Negative(F("agents")), F("key"), name="facet_dir_idx"
+            ),
+        ]

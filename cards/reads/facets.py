@@ -11,13 +11,18 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any
 
+from django.db.models import F
+
 from cards.indexing import normalise_tag
 from cards.models import FacetCount
+from cards.models.agents import Negative
 from cards.reads.paging import Keyset
 from registry.mediatypes import MediaTypeError, parse_media_type
 
+# Most common first, then by name: one ascending key, ``rank`` = -agents, so that a page after
+# a cursor is the row comparison ``(rank, key) > (X, Y)`` on the facet indexes.
 KEYSET = {
-    kind: Keyset(scope=f"facets:{kind}", order=("-agents", "key")) for kind in FacetCount.Kind
+    kind: Keyset(scope=f"facets-rank:{kind}", order=("rank", "key")) for kind in FacetCount.Kind
 }
 
 
@@ -34,9 +39,9 @@ def facet_page(
     kind: str, *, prefix: str = "", direction: str = "", cursor: str = "", limit: int
 ) -> tuple[list[dict[str, Any]], list[Any] | None]:
     """One page of a facet, most common first, and the sort key of its last row if more."""
-    rows = FacetCount.objects.filter(kind=kind, agents__gt=0)
-    if direction:
-        rows = rows.filter(direction=direction)
+    rows = FacetCount.objects.alias(rank=Negative(F("agents"))).filter(kind=kind, agents__gt=0)
+    if direction or kind != FacetCount.Kind.MODE:
+        rows = rows.filter(direction=direction)  # only modes have one; "" for the others
     if prefix:
         if kind == FacetCount.Kind.TAG:
             prefix = normalise_tag(prefix)
@@ -50,7 +55,7 @@ def facet_page(
     more = len(found) > limit
     found = found[:limit]
     out = [_shape(kind, key, way, agents, extra) for key, way, agents, extra in found]
-    last = [found[-1][2], found[-1][0]] if more and found else None
+    last = [-found[-1][2], found[-1][0]] if more and found else None
     return out, last
 
 

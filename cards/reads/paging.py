@@ -20,7 +20,8 @@ from typing import Any
 from urllib.parse import urlencode
 
 from django.conf import settings
-from django.db.models import Q, QuerySet
+from django.db.models import F, Q, QuerySet
+from django.db.models.fields.tuple_lookups import Tuple, TupleGreaterThan, TupleLessThan
 
 from cards.reads.params import invalid
 
@@ -99,7 +100,18 @@ class Keyset:
         return [name.lstrip("-") for name in self.order]
 
     def after(self, values: Sequence[Any]) -> Q:
-        """Rows strictly after ``values`` in this order."""
+        """Rows strictly after ``values`` in this order: one row comparison such as
+        ``(created_at, id) < (X, Y)`` when every key sorts the same way, which PostgreSQL
+        applies as a bound of the matching index (a deep page costs what the first does)."""
+        fields = self.fields
+        if len(fields) == 1:
+            name = self.order[0]
+            return Q(**{f"{fields[0]}__{'lt' if name.startswith('-') else 'gt'}": values[0]})
+        descending = {name.startswith("-") for name in self.order}
+        if len(descending) == 1:
+            lookup = TupleLessThan if descending == {True} else TupleGreaterThan
+            return Q(lookup(Tuple(*(F(field) for field in fields)), tuple(values)))
+        # Mixed directions have no row comparison; lists keep their keys one-way (facets.py).
         condition = Q()
         equal = Q()
         for name, value in zip(self.order, values, strict=True):

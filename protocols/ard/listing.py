@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+import uuid
 from typing import Any
 
-from django.db.models import Q, QuerySet
+from django.db.models import F, Q, QuerySet
+from django.db.models.fields.tuple_lookups import Tuple, TupleGreaterThan, TupleLessThan
 from django.utils.dateparse import parse_date
 
 from cards.models import Agent
@@ -28,8 +30,8 @@ ORDERS = {
 
 
 def _when(text: str) -> dt.datetime:
-    """A date or a date-time (UTC without a zone); impossible ones (February 30th, an offset
-    beyond +/-15:59, out of range in UTC) are a 400 like any other unreadable value."""
+    """A date or a date-time (UTC without a zone); impossible ones (February 30th, an offset of
+    a day) are a 400 like any other unreadable value."""
     found = params.moment(text, assume_utc=True)
     if found is None and len(text) <= 10:
         try:
@@ -113,8 +115,9 @@ def after(rows: QuerySet[Agent], column: str, desc: bool, last: list[Any]) -> Qu
     value, pk = last
     if column in ("created_at", "updated_at") and isinstance(value, str):
         value = dt.datetime.fromisoformat(value)
-    way = "lt" if desc else "gt"
-    return rows.filter(Q(**{f"{column}__{way}": value}) | Q(**{column: value, f"pk__{way}": pk}))
+    # One row comparison, ``(column, id) > (value, pk)``: an index bound, not a filter.
+    lookup = TupleLessThan if desc else TupleGreaterThan
+    return rows.filter(lookup(Tuple(F(column), F("pk")), (value, uuid.UUID(str(pk)))))
 
 
 def ordered(rows: QuerySet[Agent], column: str, desc: bool) -> QuerySet[Agent]:

@@ -115,10 +115,10 @@ def search(request: HttpRequest) -> HttpResponse:
     page = ranked[:size]
     found = _projections(request, [pk for pk, _ in page])
     results = []
-    for pk, score in page:
-        if pk in found:
-            item = found[pk]
-            item["score"] = int(score)
+    for match in page:
+        if match.id in found:
+            item = found[match.id]
+            item.update(match.why())  # score, confident, matched_skill
             results.append(item)
     body: dict[str, Any] = {"results": results}
     if mode == "auto" and offset == 0 and federation.peers():
@@ -203,11 +203,7 @@ def _changes(
     dropped from a manifest or no longer matching)."""
     since = params.moment(since_text)
     if since is None:
-        raise invalid(
-            "updatedSince must be an ISO 8601 time with a zone (an offset within +/-15:59), "
-            "between years 1 and 9999 in UTC",
-            field="updatedSince",
-        )
+        raise invalid("updatedSince must be an ISO 8601 time with a zone", field="updatedSince")
     scope = "ard-changes:" + _fingerprint(since_text, terms, str(extra))
     last = _token(scope, request.GET.get("pageToken"))
     rows = gate.changes(viewer, since).filter(ard_identifier__isnull=False)

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 from django.test import Client
 
+from cards.models import Agent
 from tests.factories import agent_from_card, minimal_card
 
 pytestmark = pytest.mark.django_db
@@ -24,11 +25,10 @@ V1_GETS = [
     "/api/v1/schemas/a%00b",
     "/api/v1/schemas/a%00b/agents",
     "/api/v1/extensions/%00",
-    "/api/v1/agents?updated_since=7240-02-16T19:56:21%2B19:10",
     "/api/v1/agents?updated_since=2026-02-30T00:00:00Z",
     "/api/v1/agents?updated_since=2026-01-01T00:00:00%2B99:00",
-    "/api/v1/agents?updated_since=0001-01-01T00:00:00%2B01:00",
-    "/api/v1/agents?updated_since=9999-12-31T23:59:59-01:00",
+    "/api/v1/agents?updated_since=2026-01-01T00:00:00%2B24:00",
+    "/api/v1/agents?updated_since=2026-13-01T00:00:00Z",
     "/api/v1/agents?q=%ff",
     "/api/v1/agents?q=%ed%a0%80",  # a surrogate, UTF-8 encoded: not UTF-8
     "/api/v1/agents?tag=%ff%fe",
@@ -56,7 +56,6 @@ ARD_GETS = [
     "/ard/agents?filter=%ff",
     "/ard/agents?updatedSince=2026-02-30T00:00:00Z",
     "/ard/agents?updatedSince=2026-01-01T00:00:00%2B99:00",
-    "/ard/agents?updatedSince=7240-02-16T19:56:21%2B19:10",
     "/ard/agents?orderBy=%00",
     "/ard/agents?pageSize=%ff",
     "/ard/agents?%ff=1",
@@ -114,10 +113,21 @@ def test_ard_bodies_must_be_unicode_text(client: Client, url: str, body: str) ->
 
 
 def test_dates_are_read_in_utc_at_the_edges(client: Client) -> None:
-    """What is readable still works: the largest offset PostgreSQL takes, a plain date filter."""
-    assert client.get("/api/v1/agents?updated_since=2000-01-01T00:00:00%2B15:59").status_code == 200
-    feed = client.get("/ard/agents?updatedSince=2000-01-01T00:00:00-15:59")
-    assert feed.status_code == 200 and feed.json()["items"]
+    """Every RFC 3339 time is an instant, whatever its offset (RFC 3339 allows up to 23:59,
+    PostgreSQL only 15:59: it is moved to UTC first); past the ends of the calendar in UTC it is
+    the first or last instant there is. Such times were a 500 from PostgreSQL."""
+    for since, everything in (
+        ("7240-02-16T19:56:21%2B19:10", False),
+        ("2000-01-01T00:00:00-23:59", True),
+        ("0001-01-01T00:00:00%2B01:00", True),
+        ("9999-12-31T23:59:59-01:00", False),
+    ):
+        response = client.get(f"/api/v1/agents?updated_since={since}")
+        assert response.status_code == 200, response.content
+        assert bool(response.json()["results"]) == everything, since
+        feed = client.get(f"/ard/agents?updatedSince={since}")
+        assert feed.status_code == 200, feed.content
+        assert bool(feed.json()["items"]) == everything, since
     assert client.get("/ard/agents?filter=createdAfter%3E2000-02-29").status_code == 200
     # A correctly encoded U+FFFD is text like any other.
     assert client.get("/api/v1/agents?q=%EF%BF%BD").status_code == 200
@@ -134,3 +144,11 @@ def test_the_api_answers_problem_json_in_every_mode(
         assert json.loads(response.content)["type"] == "/problems/not-found"
     ard = client.get("/ard/nothing")
     assert ard.status_code == 404 and ard.json()["errorCode"] == "NOT_FOUND"
+
+
+def test_enumerated_parameters_refuse_an_empty_value(client: Client) -> None:
+    agent = Agent.objects.get(name="Present")
+    for url in (f"/api/v1/agents/{agent.pk}/attestation?format=", "/api/v1/modes?direction="):
+        body = _problem(client.get(url))
+        assert body["errors"][0]["pointer"] in ("#/format", "#/direction")
+    assert client.get(f"/api/v1/agents/{agent.pk}/attestation?format=json").status_code == 200
