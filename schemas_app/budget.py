@@ -230,6 +230,21 @@ _SCHEMA_KEYS = (
     "items",
 )
 _SCHEMA_LIST_KEYS = ("allOf", "anyOf", "oneOf", "prefixItems", "items")
+# Keywords that apply their subschemas to the members or items of the value (not to the value).
+_DESCENDING = frozenset(
+    (
+        "properties",
+        "patternProperties",
+        "additionalProperties",
+        "unevaluatedProperties",
+        "propertyNames",
+        "items",
+        "prefixItems",
+        "additionalItems",
+        "unevaluatedItems",
+        "contains",
+    )
+)
 _SCHEMA_MAP_KEYS = (
     "properties",
     "patternProperties",
@@ -278,28 +293,34 @@ def budgeted(schema: Any, *, old_draft: bool = False) -> Budgeted:
     ``pattern`` is not)."""
     result = Budgeted(schema)
 
-    def walk(node: Any) -> Any:
+    def walk(node: Any, child: bool = False) -> Any:
         if not isinstance(node, dict):
             return node
         out: dict[str, Any] = {}
         for key, value in node.items():
+            below = key in _DESCENDING
             if key == "patternProperties" and isinstance(value, dict):
                 result.backtracking_keys += sum(1 for name in value if needs_backtracking(name))
             if key == "pattern" and isinstance(value, str) and needs_backtracking(value):
                 out[PATTERN_KEYWORD] = value
                 result.changed = True
             elif key in _SCHEMA_LIST_KEYS and isinstance(value, list):
-                out[key] = [walk(item) for item in value]
+                out[key] = [walk(item, below) for item in value]
             elif key in _SCHEMA_MAP_KEYS and isinstance(value, dict):
-                out[key] = {name: walk(item) for name, item in value.items()}
+                out[key] = {name: walk(item, below) for name, item in value.items()}
             elif key in _SCHEMA_KEYS:
-                out[key] = walk(value)
+                out[key] = walk(value, below)
             else:
                 out[key] = value
         if any(isinstance(out.get(k), str) for k in _REF_KEYS):
             result.refs += 1
+            out = _guard_ref(out, old_draft)
             result.changed = True
-            return _guard_ref(out, old_draft)
+        if child:
+            # Applied to each member or item: a spent budget fails the next one, and the
+            # keyword above stops there (is_valid and validate stop at the first failure).
+            out[GUARD_KEYWORD] = True
+            result.changed = True
         return out
 
     rewritten = walk(schema)
