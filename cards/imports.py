@@ -100,6 +100,13 @@ def _enqueue(job_id: Any) -> None:
         ImportJob.objects.filter(pk=job_id).update(error="the task queue was unreachable")
 
 
+def listing_origin(*, job_id: Any) -> str | None:
+    """The origin of the document an import still has to read its URLs from, if any."""
+    row = ImportJob.objects.filter(pk=job_id, listed_at__isnull=True).values_list("source_url")
+    source = row.first()
+    return origin_of(source[0]) if source and source[0] else None
+
+
 def import_list(*, job_id: Any) -> list[int]:
     """Start the job: read the source document if needed; returns the ids of items to process."""
     job = ImportJob.objects.get(pk=job_id)

@@ -145,8 +145,23 @@ def prune_history() -> int:
     time_limit=settings.CELERY_TASK_TIME_LIMIT,
 )
 def process_import(self: Task, job_id: str) -> str:
-    """List an import's URLs (reading its source document if it has one) and fan out the items."""
-    item_ids = imports.import_list(job_id=job_id)
+    """List an import's URLs (reading its source document if it has one) and fan out the items.
+
+    Reading the source document is a fetch like a crawl's: it takes its origin's turn."""
+    origin = None if self.request.is_eager else imports.listing_origin(job_id=job_id)
+    if origin is not None:
+        wait = politeness.acquire(origin)
+        if wait > 0:
+            process_import.apply_async(
+                (job_id,), countdown=wait * random.uniform(1.0, 1.5), priority=queue.ASKED
+            )
+            return "deferred"
+        try:
+            item_ids = imports.import_list(job_id=job_id)
+        finally:
+            politeness.release(origin)
+    else:
+        item_ids = imports.import_list(job_id=job_id)
     for item_id in item_ids:
         import_item.apply_async((item_id,), priority=queue.ASKED)
     return f"{len(item_ids)} items"

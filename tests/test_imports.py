@@ -326,3 +326,45 @@ def test_an_import_takes_the_origins_turn_like_every_crawl(
     # loaded machine: 12 URLs measured 0.83 s at least, 1.08 s on average (0.3 to 80 ms before).
     assert min(gaps) >= 0.5, gaps
     assert fetched[-1] - fetched[0] >= 3.0, gaps
+
+
+@pytest.mark.celery_worker
+def test_reading_an_imports_listing_waits_for_the_origins_turn(
+    celery_worker: Any, token: str, card_server: CardServer, loopback_allowed: None
+) -> None:
+    from cards import politeness
+
+    card = card_server.serve("/one.json", json.dumps(minimal_card(name="Listed")).encode())
+    read_at: list[float] = []
+
+    def listing(_: Any) -> Reply:
+        read_at.append(time.monotonic())
+        return Reply(body=json.dumps([card]).encode())
+
+    card_server.routes["/listing.json"] = listing
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Token {token}")
+
+    def run(body: dict[str, Any]) -> ImportJob:
+        job = ImportJob.objects.get(
+            pk=client.post("/api/v1/imports", body, format="json").json()["id"]
+        )
+
+        def finished() -> bool:
+            job.refresh_from_db()
+            return job.status == ImportJob.Status.COMPLETED
+
+        assert wait_for(finished, timeout=60), job.error
+        return job
+
+    run({"urls": [card]})  # the worker is up and has crawled once
+    politeness._redis.cache_clear()  # the test process now shares the workers' Redis
+    try:
+        asked_to_wait = time.monotonic()
+        politeness.postpone(card_server.origin, 3)  # as a Retry-After from the origin would
+        job = run({"url": card_server.url("/listing.json")})
+    finally:
+        politeness._redis.cache_clear()
+    assert len(read_at) == 1
+    assert read_at[0] - asked_to_wait >= 2.5  # not read before the origin's turn
+    assert imports.outcome_counts(job)["crawled"] == 1
