@@ -59,8 +59,8 @@ def problem(code: str) -> dict[str, Any]:
     }
 
 
-# component -> read-only fields that only some answers carry (``score``: mode=semantic).
-OPTIONAL_FIELDS = {"AgentSummary": {"score"}}
+# component -> read-only fields that only some answers carry (ranked lists: docs/search.md).
+OPTIONAL_FIELDS = {"AgentSummary": {"score", "confident", "matched_skill"}}
 
 
 def add_problems(result: dict[str, Any], generator: Any, request: Any, public: bool) -> Any:
@@ -86,14 +86,15 @@ def add_problems(result: dict[str, Any], generator: Any, request: Any, public: b
                     "required": True,
                     "content": {"application/json": {"schema": request_schema}},
                 }
-            if operation.pop("x-anonymous", False) and {} not in operation.get("security", []):
-                operation["security"] = [*operation.get("security", []), {}]
+            anonymous = operation.pop("x-anonymous", False) or {} in operation.get("security", [])
+            if anonymous:
+                _optional_token(operation)
             codes = {"400", "401", "406", "429"}
             if "{" in path:
                 codes |= {"404", "409"}
             if "requestBody" in operation:
                 codes |= {"413", "415"}
-            if {} not in operation.get("security", [{}]):
+            if not anonymous:
                 codes |= {"401", "403"}
             responses = operation.setdefault("responses", {})
             for response in responses.values():
@@ -123,6 +124,23 @@ def add_problems(result: dict[str, Any], generator: Any, request: Any, public: b
                         for key, value in QUERY_STRING.items():
                             items.setdefault(key, value)
     return result
+
+
+OPTIONAL_TOKEN = (
+    "No token needed. A token (or a signed-in session) is used when given: an owner also sees "
+    "their own agents in every moderation state, staff every agent."
+)
+
+
+def _optional_token(operation: dict[str, Any]) -> None:
+    """An operation anyone may call lists no security requirement. Listing the token schemes
+    with ``{}`` as an alternative is the same contract, but Swagger UI draws any operation whose
+    requirements include ``{}`` as already authorized (a closed padlock) and the token-only ones
+    as open: the wrong way round for a reader. The description says a token is optional."""
+    operation.pop("security", None)
+    text = operation.get("description", "")
+    if OPTIONAL_TOKEN not in text:
+        operation["description"] = f"{text}\n\n{OPTIONAL_TOKEN}".strip()
 
 
 def problems(described: dict[str, str]) -> dict[str, Any]:
