@@ -113,27 +113,45 @@ def current() -> Budget | None:
     return _current.get()
 
 
-def _in_task() -> bool:
+_TASK_ATTRIBUTE = "registry_schema_budget"
+
+
+def _task_request() -> Any:
     from celery import current_task  # noqa: PLC0415 - only asked when no budget is open
 
-    return bool(current_task and getattr(current_task.request, "id", None))
+    if current_task and getattr(current_task.request, "id", None):
+        return current_task.request
+    return None
 
 
 def default_seconds() -> float:
     """The crawl budget inside a Celery task, the request budget everywhere else."""
-    if _in_task():
+    if _task_request() is not None:
         return budget_seconds("REGISTRY_SCHEMA_CRAWL_BUDGET_SECONDS")
     return budget_seconds("REGISTRY_SCHEMA_BUDGET_SECONDS")
 
 
+def _new_budget() -> Budget:
+    """A budget for this request, or the one of the running Celery task (kept on its request,
+    so the card checks and the compatibility verdicts of one crawl share it)."""
+    request = _task_request()
+    if request is None:
+        return Budget(budget_seconds("REGISTRY_SCHEMA_BUDGET_SECONDS"))
+    kept = getattr(request, _TASK_ATTRIBUTE, None)
+    if not isinstance(kept, Budget):
+        kept = Budget(budget_seconds("REGISTRY_SCHEMA_CRAWL_BUDGET_SECONDS"))
+        setattr(request, _TASK_ATTRIBUTE, kept)
+    return kept
+
+
 @contextmanager
 def scope(seconds: float | None = None) -> Iterator[Budget]:
-    """The open budget, or a new one (``seconds``, or the default for where this runs)."""
+    """The open budget, or a new one (``seconds``, or the request's or the task's budget)."""
     open_budget = _current.get()
     if open_budget is not None:
         yield open_budget
         return
-    budget = Budget(default_seconds() if seconds is None else seconds)
+    budget = _new_budget() if seconds is None else Budget(seconds)
     token = _current.set(budget)
     try:
         yield budget

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from cards.models import Agent, Snapshot
+from schemas_app import budget
 from schemas_app.analysis import SchemaAnalysis, analyse_schema
 from schemas_app.compat import classify
 from schemas_app.conf import limit
@@ -199,6 +200,19 @@ def record_changes(
     before: dict[str, _NamedState],
     after: dict[str, _NamedState],
 ) -> list[SchemaChange]:
+    with budget.scope():  # the crawl's budget: verdicts past it are "unknown" (TOO_COMPLEX)
+        changes = _changes(agent, snapshot, previous_snapshot_id, before, after)
+    SchemaChange.objects.bulk_create(changes)
+    return changes
+
+
+def _changes(
+    agent: Agent,
+    snapshot: Snapshot,
+    previous_snapshot_id: int | None,
+    before: dict[str, _NamedState],
+    after: dict[str, _NamedState],
+) -> list[SchemaChange]:
     contents = _contents([*before.values(), *after.values()])
     changes: list[SchemaChange] = []
     for name in sorted(set(before) | set(after)):
@@ -260,5 +274,4 @@ def record_changes(
                 }
             ]
         changes.append(change)
-    SchemaChange.objects.bulk_create(changes)
     return changes

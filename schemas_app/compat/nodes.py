@@ -7,6 +7,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from schemas_app import budget
 from schemas_app.analysis import resolve_pointer
 from schemas_app.compat.kinds import (
     _ANNOTATIONS,
@@ -34,7 +35,8 @@ class Difference:
 
 
 class BudgetExceeded(Exception):
-    """The schemas are too intricate to compare within MAX_STEPS."""
+    """The schemas are too intricate to compare within MAX_STEPS, or the schema budget of the
+    task (:mod:`schemas_app.budget`) is spent."""
 
 
 @dataclass(frozen=True)
@@ -52,6 +54,13 @@ class _Context:
     def tick(self) -> None:
         self.steps += 1
         if self.steps > MAX_STEPS:
+            raise BudgetExceeded
+        if self.steps % 64 == 0:
+            self.check_budget()
+
+    def check_budget(self) -> None:
+        spending = budget.current()
+        if spending is not None and spending.over():
             raise BudgetExceeded
 
 

@@ -141,6 +141,7 @@ class ObjectRules(_DiffBase):
         return extra
 
     def _matches(self, pattern: str, name: str) -> bool:
+        self.ctx.check_budget()  # a backtracking pattern may cost the whole backtrack limit
         validator = self.ctx.patterns.get(pattern)
         if validator is None and pattern not in self.ctx.patterns:
             try:

@@ -7,6 +7,7 @@ from typing import Any
 
 import jsonschema_rs
 
+from schemas_app import budget
 from schemas_app.analysis import for_validation
 from schemas_app.compat.diff import _draft, backward_diff
 from schemas_app.compat.kinds import SEMANTIC_MAX_CHARS
@@ -73,6 +74,9 @@ def classify(old: Any, new: Any, direction: str) -> Verdict:
     reasons: list[dict[str, Any]] = []
     strict_ok = lenient_ok = True
     try:
+        spending = budget.current()
+        if spending is not None and spending.over():
+            raise BudgetExceeded
         for label, before, after, d_before, d_after in checks:
             for difference in backward_diff(before, after, old_draft=d_before, new_draft=d_after):
                 item = difference.as_dict()
@@ -88,6 +92,9 @@ def classify(old: Any, new: Any, direction: str) -> Verdict:
         )
     semantic = ""
     small = len(_canon(old)) <= SEMANTIC_MAX_CHARS and len(_canon(new)) <= SEMANTIC_MAX_CHARS
+    spending = budget.current()
+    if spending is not None and spending.over():
+        small = False  # no second opinion once the task's schema budget is spent
     if draft_o == draft_n and small:
         answers = [_semantic(after, before, draft_o) for _, before, after, _, _ in checks]
         if all(a == "yes" for a in answers):

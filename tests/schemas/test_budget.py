@@ -21,6 +21,7 @@ from cards.models import Agent
 from cards.tasks import crawl_agent
 from schemas_app import budget
 from schemas_app.analysis import analyse_schema
+from schemas_app.compat import classify
 from schemas_app.validation import error_items
 from tests.factories import agent_from_card
 from tests.schemas.cards import by_code, schema_card
@@ -332,3 +333,12 @@ def test_a_wide_anyof_over_a_long_array_stops_at_the_budget() -> None:
         {"schema": "wide", "payload": [1, 2, None]},
     )
     assert fine.json()["outcome"] == "valid"
+
+
+def test_compatibility_verdicts_stop_at_the_budget() -> None:
+    old = {"type": "object", "properties": {"a": {"type": "string"}}}
+    new = {"type": "object", "properties": {"a": {"type": "integer"}}}
+    assert classify(old, new, "input").verdict == "breaking"
+    with budget.scope(0.0):
+        verdict = classify(old, new, "input")
+    assert verdict.verdict == "unknown" and verdict.reasons[0]["type"] == "TOO_COMPLEX"
