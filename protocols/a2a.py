@@ -40,6 +40,7 @@ from a2a.server.jsonrpc_models import (
 )
 from django.conf import settings
 from django.core.cache import BaseCache, caches
+from django.db import DatabaseError, DataError
 from django.http import HttpRequest, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_POST
@@ -48,6 +49,7 @@ from cards.progress import EXTENSION_URI as PROGRESS_URI
 from cards.reads.gate import ANONYMOUS
 from cards.reads.params import MAX_LENGTH
 from protocols import agent_query
+from protocols.asgi_app import INVALID_REQUEST as INVALID_REQUEST_MESSAGE
 from protocols.asgi_app import (
     MAX_BODY,
     MAX_DEPTH,
@@ -276,6 +278,16 @@ def _send(version: str, params: dict[str, Any], request: HttpRequest) -> dict[st
         result = agent_query.answer(query, viewer=ANONYMOUS, request=request)
     except ProblemError as exc:
         raise RpcError(INVALID_PARAMS, exc.detail, {"errors": exc.errors or []}) from None
+    except DataError:
+        # A value PostgreSQL refuses (a NUL character in a payload's key, say).
+        raise RpcError(
+            INVALID_PARAMS, "The message holds a value the database cannot take (a NUL character?)"
+        ) from None
+    except DatabaseError:
+        logger.warning("A2A message not answered: the database is unavailable", exc_info=True)
+        raise RpcError(
+            InternalError, "The registry's database is unavailable; retry in a moment."
+        ) from None
     return _task(
         version, message, result, total=len(result["agents"]), client=client_address(request)
     )
@@ -294,7 +306,9 @@ def _parse(body: bytes) -> dict[str, Any]:
         raise RpcError(INVALID_REQUEST, f"Request too large (limit {MAX_BODY} bytes)")
     try:
         call = json.loads(body)
-    except (ValueError, RecursionError):
+    except RecursionError:
+        raise RpcError(INVALID_REQUEST, f"Request nested deeper than {MAX_DEPTH} levels") from None
+    except ValueError:
         raise RpcError(PARSE_ERROR, "Parse error: the body is not JSON") from None
     if nesting_depth(call, MAX_DEPTH) > MAX_DEPTH:
         raise RpcError(INVALID_REQUEST, f"Request nested deeper than {MAX_DEPTH} levels")
@@ -306,7 +320,7 @@ def _parse(body: bytes) -> dict[str, Any]:
         or call.get("jsonrpc") != "2.0"
         or not isinstance(call.get("method"), str)
     ):
-        raise RpcError(INVALID_REQUEST, "Invalid Request: a JSON-RPC 2.0 object is expected")
+        raise RpcError(INVALID_REQUEST, INVALID_REQUEST_MESSAGE)
     if not isinstance(call.get("params", {}), dict):
         raise RpcError(INVALID_PARAMS, "params must be an object")
     return call

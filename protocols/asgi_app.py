@@ -55,6 +55,7 @@ async def _too_many(send: Send, wait: float) -> None:
 
 MAX_BODY = 256 * 1024
 MAX_DEPTH = 32
+INVALID_REQUEST = "Invalid Request: a JSON-RPC 2.0 object is expected"
 
 
 def nesting_depth(value: Any, limit: int) -> int:
@@ -176,6 +177,10 @@ def guarded(
             return
         if nesting_depth(parsed, depth) > depth:
             await json_rpc_error(send, 400, -32600, f"Request nested deeper than {depth} levels")
+            return
+        if not isinstance(parsed, dict) or not isinstance(parsed.get("id"), str | int | None):
+            # A batch, a bare value or an object id: the SDK would answer pydantic's report.
+            await json_rpc_error(send, 400, -32600, INVALID_REQUEST)
             return
         pointer = surrogate_pointer(parsed)
         if pointer is not None:

@@ -22,7 +22,7 @@ from typing import Annotated, Any, Literal
 import jsonschema  # type: ignore[import-untyped]  # the SDK's own dependency
 import mcp.server.lowlevel.server as _lowlevel
 from asgiref.sync import sync_to_async
-from django.db import DatabaseError, close_old_connections
+from django.db import DatabaseError, DataError, close_old_connections
 from mcp import types
 from mcp.server.fastmcp import Context, FastMCP
 from mcp.server.fastmcp.exceptions import ToolError
@@ -130,6 +130,10 @@ def argument_problem(tool: Tool, arguments: dict[str, Any]) -> str | None:
     unknown = sorted(set(arguments) - set(properties))
     if unknown:
         return f"Unknown argument: {', '.join(unknown)}. Known: {', '.join(sorted(properties))}."
+    for name, value in arguments.items():
+        texts = value if isinstance(value, list) else [value]
+        if any(isinstance(text, str) and "\x00" in text for text in texts):
+            return f"{name} contains a NUL character"  # the API's words for its parameters
     if tool.name == "find_agents_accepting" and isinstance(arguments.get("payload"), str):
         # The SDK would read a string as JSON text when it parses; either way it is ambiguous.
         return "payload must be a JSON object, array, number, boolean or null, not a string"
@@ -287,6 +291,10 @@ def _base(ctx: Context[Any, Any, Any]) -> str:
     return f"{request.url.scheme}://{request.headers.get('host', request.url.netloc)}"
 
 
+DATA_REFUSED = "The arguments hold a value the database cannot take (a NUL character?)."
+DATABASE_UNAVAILABLE = "The registry's database is unavailable; retry in a moment."
+
+
 def _problem_text(exc: ProblemError) -> str:
     """The problem's ``detail``, plus any per-field message it does not already say."""
     extra = [
@@ -306,9 +314,12 @@ def _unit(fn: Any, kwargs: dict[str, Any]) -> Any:
         return fn(**kwargs)
     except ProblemError as exc:
         raise ApiError(_problem_text(exc), exc.status) from None
+    except DataError:
+        # A value PostgreSQL refuses (a NUL character in a JSON key, say): the caller's mistake.
+        raise ApiError(DATA_REFUSED) from None
     except DatabaseError:
         logger.warning("MCP call not answered: the database is unavailable", exc_info=True)
-        raise ApiError("The registry's database is unavailable; retry in a moment.", 503) from None
+        raise ApiError(DATABASE_UNAVAILABLE, 503) from None
     except Exception:
         logger.exception("MCP call failed")
         raise ApiError("Internal error: the call could not be answered.", 500) from None

@@ -90,6 +90,15 @@ def test_a_lone_surrogate_is_invalid_params(live_registry: str) -> None:
     assert _raw(live_registry, key).json()["error"]["code"] == -32602
 
 
+def test_deep_brackets_and_nul_keys_are_json_rpc_errors(live_registry: str) -> None:
+    deep = _raw(live_registry, b"[" * 100_000).json()["error"]
+    assert deep == {"code": -32600, "message": "Request nested deeper than 32 levels"}
+    part = {"data": {"payload": {"a\x00": 1}}, "metadata": {"mimeType": QUERY_MODE}}
+    nul = _raw(live_registry, _send_call([part]))
+    assert nul.status_code == 200
+    assert nul.json()["error"]["code"] == -32602
+
+
 def test_text_is_limited_to_the_apis_1000_characters(live_registry: str) -> None:
     over = _raw(live_registry, _send_call([{"text": "x" * 1001}])).json()["error"]
     assert over["code"] == -32602 and over["message"] == "text is longer than 1000 characters"

@@ -147,6 +147,40 @@ def test_unparseable_bodies_are_json_rpc_errors_not_500(
     assert error["code"] == code and "Traceback" not in error["message"]
 
 
+def test_nul_characters_get_the_apis_message_not_a_database_error(live_registry: str) -> None:
+    assert "NUL character" in _rest_detail(live_registry, "tag=a%00b")
+    tag = _call(live_registry, "search_agents", {"tag": ["a\x00b"]})
+    assert tag.isError and tag.content[0].text == "tag contains a NUL character"
+    for tool, arguments, name in [
+        ("search_agents", {"text": "fight\x00"}, "text"),
+        ("get_agent", {"id": "urn:air:\x00"}, "id"),
+        ("list_schemas", {"prefix": "\x00"}, "prefix"),
+    ]:
+        result = _call(live_registry, tool, arguments)
+        assert result.isError and result.content[0].text == f"{name} contains a NUL character"
+    key = _call(live_registry, "find_agents_accepting", {"payload": {"a\x00": 1}})
+    assert key.isError
+    assert key.content[0].text == (
+        "The arguments hold a value the database cannot take (a NUL character?)."
+    )
+
+
+@pytest.mark.parametrize(
+    "body",
+    [b'[{"jsonrpc": "2.0", "id": 1, "method": "ping"}]', b'"x"', b"null", b"NaN",
+     b'{"jsonrpc": "2.0", "id": {"a": 1}, "method": "ping"}'],
+    ids=["batch", "string", "null", "nan", "object-id"],
+)  # fmt: skip
+def test_a_body_that_is_not_one_request_object_is_invalid_request(
+    live_registry: str, body: bytes
+) -> None:
+    response = httpx.post(live_registry + "/mcp", content=body, headers=HEADERS)
+    assert response.status_code == 400
+    assert response.json()["error"] == {
+        "code": -32600, "message": "Invalid Request: a JSON-RPC 2.0 object is expected"
+    }  # fmt: skip
+
+
 def test_a_lone_surrogate_is_invalid_params(live_registry: str) -> None:
     call = (
         '{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "search_agents",'
