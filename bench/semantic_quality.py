@@ -1,20 +1,23 @@
-"""Quality of natural-language search: recall@5 and nDCG@5, lexical alone vs hybrid.
+"""Quality of natural-language search: recall@5 and nDCG@5, per set, kind and split.
 
     .venv/bin/python bench/semantic_quality.py \
         --database-url postgres://postgres@127.0.0.1:5432/registry_sem_bench
 
-Loads the corpus cards (read from /work/shared/corpus/cards, never copied) and the demo agents
-(cards/demo/) into a dedicated database through the real ``card_ingest``, embeds them with the
-real store, then asks every need of bench/queries/*.json:
+Loads the corpus cards (read from ../shared/corpus/cards beside the repository, never copied) and
+the demo agents (cards/demo/) into a dedicated database through the real ``card_ingest``, embeds
+them with the real store, then asks every need of bench/queries/*.json through
+``cards.reads.semantic.rank`` (with the ARD filters of shape needs applied first, as ``POST
+/ard/search`` does):
 
-- lexical: what ``q`` does without ``mode=semantic`` (PostgreSQL full-text, every word must
-  match), ranked by ``ts_rank`` so it gets a fair top 5;
-- lexical fallback: ``mode=semantic`` where the model is off (``REGISTRY_EMBEDDINGS=off``);
-- hybrid: ``mode=semantic`` (cards.reads.semantic.rank), with the cutoff in force.
+- ``agents.json``: binary judgements over corpus and demo agents;
+- ``strict.json``: needs built by the strict rule (bench/queries/rule.py), graded 0/1/2 over the
+  corpus cards only, in words or as shapes (a filter plus a few words), split into a tuning half
+  and a held-out half (never used to choose parameters), and near-miss negatives.
 
-recall@5 counts the relevant agents in the top 5 over min(5, relevant); nDCG@5 uses binary gains.
-The negative needs (no agent serves them) should return nothing: the share that does is shown.
-``--sweep`` prints the same for a range of cutoffs.
+recall@5: the share of the best-graded agents (grade 2, or all relevant for binary sets) in the
+top 5, over min(5, their number); nDCG@5 with gains 2^grade - 1. Negatives: the share with no
+``confident`` result (and with nothing at all). ``--tune`` sweeps the ranking constants on the
+tuning needs only (and agents.json), never on held-out.
 """
 
 from __future__ import annotations
@@ -71,30 +74,112 @@ def lexical_top(text: str, limit: int) -> list[Any]:
     return list(ranked.values_list("pk", flat=True)[:limit])
 
 
-def metrics(found: list[str], relevant: set[str]) -> tuple[float, float]:
+def metrics(found: list[str], relevant: dict[str, int]) -> tuple[float, float]:
     top = found[:5]
-    hits = [1.0 if label in relevant else 0.0 for label in top]
-    recall = sum(hits) / min(5, len(relevant))
-    dcg = sum(h / math.log2(i + 2) for i, h in enumerate(hits))
-    ideal = sum(1.0 / math.log2(i + 2) for i in range(min(5, len(relevant))))
-    return recall, dcg / ideal
+    best = max(relevant.values())
+    wanted = [label for label, grade in relevant.items() if grade == best]
+    recall = sum(1 for label in top if relevant.get(label) == best) / min(5, len(wanted))
+    dcg = sum((2 ** relevant.get(label, 0) - 1) / math.log2(i + 2) for i, label in enumerate(top))
+    ideal = sorted(relevant.values(), reverse=True)[:5]
+    idcg = sum((2**grade - 1) / math.log2(i + 2) for i, grade in enumerate(ideal))
+    return recall, dcg / idcg
 
 
-def evaluate(queries: list[dict[str, Any]], negatives: list[str], ask: Any) -> dict[str, float]:
-    recalls, ndcgs, empty_positive = [], [], 0
-    for item in queries:
-        found = ask(item["q"])
-        recall, ndcg = metrics(found, set(item["relevant"]))
+def load_sets() -> list[dict[str, Any]]:
+    """Every needs file of bench/queries as (name, needs, negatives), needs normalised."""
+    sets = []
+    for path in sorted(QUERIES.glob("*.json")):
+        data = json.loads(path.read_text())
+        needs = []
+        for item in data["queries"]:
+            relevant = item["relevant"]
+            if isinstance(relevant, list):
+                relevant = {label: 1 for label in relevant}
+            needs.append(
+                {
+                    "q": item["q"],
+                    "kind": item.get("kind", "words"),
+                    "split": item.get("split", "all"),
+                    "filter": item.get("filter"),
+                    "relevant": relevant,
+                }
+            )
+        negatives = [
+            n if isinstance(n, dict) else {"q": n, "split": "all"} for n in data.get("negative", [])
+        ]
+        for n in negatives:
+            n.setdefault("split", "all")
+        sets.append(
+            {
+                "name": path.stem,
+                "corpus_only": bool(data.get("corpus_only")),
+                "needs": needs,
+                "negatives": negatives,
+            }
+        )
+    return sets
+
+
+def evaluate(
+    needs: list[dict[str, Any]], negatives: list[dict[str, Any]], ask: Any
+) -> dict[str, Any]:
+    recalls, ndcgs, confident_hits = [], [], 0
+    for item in needs:
+        found = ask(item["q"], item.get("filter"))
+        recall, ndcg = metrics([label for label, _ in found], item["relevant"])
         recalls.append(recall)
         ndcgs.append(ndcg)
-        empty_positive += not found
-    empty_negative = sum(1 for text in negatives if not ask(text))
+        confident_hits += bool(found and found[0][1] and item["relevant"].get(found[0][0]))
+    silent = empty = 0
+    for item in negatives:
+        found = ask(item["q"], None)
+        silent += not any(confident for _, confident in found)
+        empty += not found
     return {
-        "recall@5": sum(recalls) / len(recalls),
-        "ndcg@5": sum(ndcgs) / len(ndcgs),
-        "positive_empty": empty_positive,
-        "negative_empty": empty_negative,
+        "n": len(needs),
+        "recall@5": sum(recalls) / len(recalls) if recalls else float("nan"),
+        "ndcg@5": sum(ndcgs) / len(ndcgs) if ndcgs else float("nan"),
+        "confident_right": confident_hits,
+        "neg": len(negatives),
+        "neg_silent": silent,
+        "neg_empty": empty,
     }
+
+
+def report(title: str, sets: list[dict[str, Any]], ask_for: Any, splits: list[str]) -> None:
+    print(f"\n{title}")
+    print(
+        f"  {'set / kind / split':34} {'n':>3} {'recall@5':>9} {'nDCG@5':>7} "
+        f"{'conf. top1':>10} {'negatives not confident':>24}"
+    )
+    for data in sets:
+        ask = ask_for(data)
+        kinds = sorted({n["kind"] for n in data["needs"]})
+        for split in splits:
+            for kind in kinds:
+                needs = [
+                    n
+                    for n in data["needs"]
+                    if n["kind"] == kind and (split == "all" or n["split"] in (split, "all"))
+                ]
+                negs = (
+                    [n for n in data["negatives"] if split == "all" or n["split"] in (split, "all")]
+                    if kind == "words"
+                    else []
+                )
+                if not needs:
+                    continue
+                row = evaluate(needs, negs, ask)
+                neg = (
+                    f"{row['neg_silent']}/{row['neg']} (empty {row['neg_empty']})"
+                    if row["neg"]
+                    else ""
+                )
+                print(
+                    f"  {data['name'] + ' / ' + kind + ' / ' + split:34} {row['n']:>3} "
+                    f"{row['recall@5']:9.3f} {row['ndcg@5']:7.3f} "
+                    f"{row['confident_right']:>4}/{row['n']:<5} {neg:>24}"
+                )
 
 
 def main() -> None:
@@ -102,8 +187,9 @@ def main() -> None:
     parser.add_argument(
         "--database-url", default="postgres://postgres@127.0.0.1:5432/registry_sem_bench"
     )
-    parser.add_argument("--sweep", action="store_true", help="Also sweep the cutoff.")
+    parser.add_argument("--tune", action="store_true", help="Sweep constants on tuning needs.")
     parser.add_argument("--verbose", action="store_true", help="Show each need's top 5.")
+    parser.add_argument("--skip-load", action="store_true", help="Reuse the loaded agents.")
     args = parser.parse_args()
     if not CORPUS.is_dir():
         raise SystemExit(f"{CORPUS} is absent: the corpus is only on the project's machines")
@@ -113,64 +199,70 @@ def main() -> None:
     from django.conf import settings
 
     from cards.embedding import model, store, vectors
+    from cards.models import Agent
     from cards.reads import gate, semantic
+    from protocols.ard import filters
 
-    labels = load_agents()
+    if args.skip_load:
+        labels = dict(Agent.objects.values_list("pk", "card_url"))
+        labels = {
+            pk: url.split("//")[1].split(".quality")[0].replace("demo-", "demo/", 1)
+            for pk, url in labels.items()
+        }
+    else:
+        labels = load_agents()
     started = time.monotonic()
-    written = store.reembed_all(force=True)
+    written = store.reembed_all(force=not args.skip_load)
     print(f"{len(labels)} agents loaded, {written} embedded in {time.monotonic() - started:.1f} s")
     vectors.reset()
+    sets = load_sets()
+    demo = [pk for pk, label in labels.items() if label.startswith("demo/")]
 
-    queries: list[dict[str, Any]] = []
-    negatives: list[str] = []
-    for path in sorted(QUERIES.glob("*.json")):
-        data = json.loads(path.read_text())
-        queries += data["queries"]
-        negatives += data.get("negative", [])
-    print(f"{len(queries)} needs with answers, {len(negatives)} needs without\n")
+    def asker(data: dict[str, Any]) -> Any:
+        def ask(text: str, terms: Any) -> list[tuple[str, bool]]:
+            agents = gate.agents(include_gone=False)
+            if data["corpus_only"]:
+                agents = agents.exclude(pk__in=demo)
+            if terms:
+                agents = filters.apply(agents, filters.check(terms))
+            found = semantic.rank(text, agents, limit=5)
+            return [(labels[m[0]], m.confident) for m in found]
 
-    def hybrid(text: str) -> list[str]:
-        agents = gate.agents(include_gone=False)
-        return [labels[pk] for pk, _ in semantic.rank(text, agents, limit=5)]
+        return ask
 
-    def lexical(text: str) -> list[str]:
-        return [labels[pk] for pk in lexical_top(text, 5)]
-
-    rows = [("lexical (full-text, every word)", evaluate(queries, negatives, lexical))]
+    splits = ["tuning"] if args.tune else ["tuning", "heldout", "all"]  # tuning: no peeking
     settings.REGISTRY_EMBEDDINGS = "off"
     model.reset()
-    rows.append(("lexical fallback (model off)", evaluate(queries, negatives, hybrid)))
+    report("lexical fallback (model off)", sets, asker, splits)
     settings.REGISTRY_EMBEDDINGS = "auto"
     model.reset()
-    rows.append((f"hybrid ({model.model_id()})", evaluate(queries, negatives, hybrid)))
-
-    cutoff = settings.REGISTRY_SEMANTIC_CUTOFF
-    print(f"cutoff {cutoff}")
-    print(f"{'ranking':44} {'recall@5':>9} {'nDCG@5':>7} {'answered':>9} {'neg. empty':>11}")
-    for name, row in rows:
-        answered = len(queries) - row["positive_empty"]
-        print(
-            f"{name:44} {row['recall@5']:9.3f} {row['ndcg@5']:7.3f} "
-            f"{answered:>4}/{len(queries):<4} {row['negative_empty']:>5}/{len(negatives)}"
-        )
+    report(f"hybrid ({model.model_id()})", sets, asker, splits)
     if args.verbose:
-        for item in queries + [{"q": text, "relevant": []} for text in negatives]:
-            found = semantic.rank(item["q"], gate.agents(include_gone=False), limit=5)
-            shown = ", ".join(
-                f"{labels[pk]}{'*' if labels[pk] in item['relevant'] else ''} {score}"
-                for pk, score in found
-            )
-            print(f"- {item['q']}: {shown or '(nothing)'}")
-    if args.sweep:
-        print("\ncutoff sweep (hybrid)")
-        for value in range(20, 75, 5):
-            settings.REGISTRY_SEMANTIC_CUTOFF = value
-            row = evaluate(queries, negatives, hybrid)
-            print(
-                f"  cutoff {value:3}: recall@5 {row['recall@5']:.3f} nDCG@5 {row['ndcg@5']:.3f} "
-                f"answered {len(queries) - row['positive_empty']}/{len(queries)} "
-                f"negatives empty {row['negative_empty']}/{len(negatives)}"
-            )
+        for data in sets:
+            ask = asker(data)
+            for item in data["needs"] + [dict(n, relevant={}) for n in data["negatives"]]:
+                agents = gate.agents(include_gone=False)
+                if data["corpus_only"]:
+                    agents = agents.exclude(pk__in=demo)
+                if item.get("filter"):
+                    agents = filters.apply(agents, filters.check(item["filter"]))
+                found = semantic.rank(item["q"], agents, limit=5)
+                shown = ", ".join(
+                    f"{labels[m[0]]}{'*' * item['relevant'].get(labels[m[0]], 0)} {m[1]}"
+                    f"{'' if m.confident else '?'} [{m.matched_skill}]"
+                    for m in found
+                )
+                print(f"- [{item.get('split')}] {item['q']}: {shown or '(nothing)'}")
+            del ask
+    if args.tune:
+        print("\ntuning sweep (tuning needs and agents.json only)")
+        for lex in (0.0, 0.1, 0.2, 0.3, 0.4):
+            semantic.LEX_WEIGHT = lex
+            report(f"LEX_WEIGHT {lex}", sets, asker, ["tuning"])
+        semantic.LEX_WEIGHT = 0.15
+        for mid in (0.27, 0.29, 0.31, 0.33, 0.35):
+            semantic.MID = mid
+            report(f"MID {mid}", sets, asker, ["tuning"])
 
 
 if __name__ == "__main__":

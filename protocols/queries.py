@@ -87,9 +87,9 @@ def search_agents(
     if text:
         found = semantic.rank(text, agents, limit=limit + 1)
         results = []
-        for summary, score in documents.ranked_summaries(found[:limit]):
+        for summary, match in documents.ranked_documents(found[:limit]):
             row = json.loads(documents.with_base(summary, base))
-            row["score"] = score
+            row.update(match.why())  # score, confident, matched_skill
             results.append(row)
         return {"results": results, "truncated": len(found) > limit}
     ordered = AGENTS.ordered(agents, None)

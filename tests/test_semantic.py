@@ -1,4 +1,5 @@
-"""Natural-language search (docs/search.md): the real model, PostgreSQL, the shared cutoff."""
+"""Natural-language search (docs/search.md): the real model, PostgreSQL, recall first with a
+calibrated score, ``confident`` and ``matched_skill``."""
 
 from __future__ import annotations
 
@@ -97,26 +98,44 @@ def test_a_paraphrased_need_finds_the_agent(registry: dict[str, Agent]) -> None:
 
 
 @needs_model
-def test_a_need_no_agent_serves_returns_nothing(registry: dict[str, Agent]) -> None:
+def test_a_need_no_agent_serves_has_no_confident_result(registry: dict[str, Agent]) -> None:
+    """Recall first: weak matches may be listed, but none is confident, and min_score=50 (what
+    a caller wanting silence passes) returns nothing."""
     agents = gate.agents(include_gone=False)
     for need in ("qwzx blorf gnarble vrrp", "fix a leaking kitchen faucet"):
-        assert semantic.rank(need, agents, limit=10) == []
-        assert semantic.matched_ids(need, agents) == []
+        found = semantic.rank(need, agents, limit=10)
+        assert not any(match.confident for match in found), [m.why() for m in found]
+        assert semantic.rank(need, agents, limit=10, min_score=50) == []
+        assert semantic.matched_ids(need, agents, min_score=50) == []
 
 
 @needs_model
-def test_one_cutoff_for_ranking_and_facets(registry: dict[str, Agent], settings: Any) -> None:
+def test_ranking_and_facets_list_the_same_agents(registry: dict[str, Agent]) -> None:
     agents = gate.agents(include_gone=False)
     need = "plan a route that avoids traffic"
     ranked = semantic.rank(need, agents, limit=100)
-    assert ranked
+    assert ranked and ranked[0].confident
     assert [pk for pk, _ in ranked] == semantic.matched_ids(need, agents)
-    assert all(score >= settings.REGISTRY_SEMANTIC_CUTOFF for _, score in ranked)
     top = ranked[0][1]
-    settings.REGISTRY_SEMANTIC_CUTOFF = top
-    kept = semantic.rank(need, agents, limit=100)
-    assert kept and all(score == top for _, score in kept)
-    assert [pk for pk, _ in kept] == semantic.matched_ids(need, agents)
+    kept = semantic.rank(need, agents, limit=100, min_score=top)
+    assert kept and all(score >= top for _, score in kept)
+    assert [pk for pk, _ in kept] == semantic.matched_ids(need, agents, min_score=top)
+
+
+@needs_model
+def test_a_paraphrase_that_shares_no_word_finds_the_agent_through_its_skill(
+    registry: dict[str, Agent],
+) -> None:
+    """Max pooling over skills: the need matches one skill of the card, not the card's
+    average, and the result says which skill (matched_skill)."""
+    agents = gate.agents(include_gone=False)
+    if "015-a2a-cli-testdata-full" not in registry:
+        pytest.skip("the corpus is only on the project's machines")
+    found = semantic.rank("three tablespoons is how much in millilitres", agents, limit=3)
+    assert found[0].id == registry["015-a2a-cli-testdata-full"].pk
+    assert found[0].confident and found[0].matched_skill == "Convert Measurements"
+    found = semantic.rank("who would win, a lion or a tiger", agents, limit=3)
+    assert found[0].id == registry["demo/fight-club"].pk and found[0].matched_skill
 
 
 @needs_model
@@ -136,14 +155,33 @@ def test_ranking_never_widens_the_agents_given(registry: dict[str, Agent]) -> No
 def test_the_api_ranks_with_mode_semantic(
     shared_dir: Path, registry: dict[str, Agent], client_anon: Any
 ) -> None:
-    # The question is answered by a corpus card (../shared): without it nothing passes the cutoff.
+    # The question is answered by a corpus card (../shared).
     response = client_anon.get(
         "/api/v1/agents", {"q": "how many grams is a cup of flour", "mode": "semantic"}
     )
     assert response.status_code == 200, response.content
     results = response.json()["results"]
     assert results and all(0 <= item["score"] <= 100 for item in results)
+    assert all({"confident", "matched_skill"} <= set(item) for item in results)
     assert results[0]["id"] == str(registry["015-a2a-cli-testdata-full"].pk)
+    assert results[0]["confident"] is True
+    assert results[0]["matched_skill"] == "Convert Measurements"
+    # q means the need: ranked by default where the model is available; mode=lexical filters.
+    default = client_anon.get("/api/v1/agents", {"q": "how many grams is a cup of flour"})
+    assert [item["id"] for item in default.json()["results"]] == [r["id"] for r in results]
+    lexical = client_anon.get(
+        "/api/v1/agents", {"q": "how many grams is a cup of flour", "mode": "lexical"}
+    )
+    assert lexical.status_code == 200 and "score" not in str(lexical.json()["results"])
+    # min_score keeps the confident ones; a bad one is a clear 400.
+    sure = client_anon.get(
+        "/api/v1/agents", {"q": "how many grams is a cup of flour", "min_score": 50}
+    ).json()["results"]
+    assert sure and all(item["confident"] for item in sure)
+    for bad in ("-1", "101", "high"):
+        refused = client_anon.get("/api/v1/agents", {"q": "flour", "min_score": bad})
+        assert refused.status_code == 400, refused.content
+        assert refused["Content-Type"].startswith("application/problem+json")
 
 
 @needs_model
@@ -179,8 +217,13 @@ def test_the_catalogue_search_box_ranks(registry: dict[str, Agent], client: Any)
     response = client.get("/", {"q": "who would win, a lion or a tiger"})
     assert response.status_code == 200
     body = response.content.decode()
-    assert "Fight Club Oracle" in body and "match " in body
-    assert "Weatherly" not in body
+    assert "Fight Club Oracle" in body and "match " in body and "via skill" in body
+    assert "What do you need?" in body
+    # Weak matches are shown under a "less likely" divider, after the confident ones.
+    assert "Less likely" in body
+    assert body.index("Fight Club Oracle") < body.index("Less likely")
+    if "Weatherly" in body:
+        assert body.index("Less likely") < body.index("Weatherly")
 
 
 def test_lexical_fallback_when_embeddings_are_off(
@@ -197,6 +240,9 @@ def test_lexical_fallback_when_embeddings_are_off(
         found = semantic.rank("radar forecast", gate.agents(), limit=5)
         assert [pk for pk, _ in found] == [weather.pk]
         assert semantic.rank("qwzx blorf", gate.agents(), limit=5) == []
+        # Without the model q keeps its lexical filter by default.
+        listed = client_anon.get("/api/v1/agents", {"q": "radar forecast"}).json()["results"]
+        assert "score" not in str(listed)
         response = client_anon.get("/api/v1/agents", {"q": "radar forecast", "mode": "semantic"})
         assert [item["id"] for item in response.json()["results"]] == [str(weather.pk)]
     finally:
@@ -253,7 +299,7 @@ def test_a_stored_card_is_embedded_by_the_task(
     assert callbacks
     row = AgentEmbedding.objects.get(agent=agent)
     assert row.model == model.model_id()
-    assert len(bytes(row.vector)) == model.DIM * 4
+    assert len(bytes(row.vector)) % (model.DIM * 4) == 0
     found = semantic.rank("which wine goes with salmon", gate.agents(), limit=3)
     assert found and found[0][0] == agent.pk
 
@@ -262,9 +308,11 @@ def test_embedding_text_is_stored_as_digest_only(registry: dict[str, Agent]) -> 
     if not model.available():
         pytest.skip("the embedding model package is not installed")
     row = AgentEmbedding.objects.get(agent=registry["demo/weather"])
-    text = texts.agent_texts([registry["demo/weather"].pk])[registry["demo/weather"].pk]
-    assert row.text_sha256 == texts.digest(text, model.model_id())
-    assert json.loads(json.dumps(text))  # plain text
+    parts = texts.agent_texts([registry["demo/weather"].pk])[registry["demo/weather"].pk]
+    assert row.text_sha256 == texts.digest("\x1e".join(parts), model.model_id())
+    # The whole text's row, then one per skill.
+    assert len(bytes(row.vector)) == model.DIM * 4 * len(parts)
+    assert json.loads(json.dumps(parts))  # plain text
 
 
 @needs_model

@@ -27,7 +27,7 @@ from cards.api.common import CURSOR, JSON, LIMIT, json_response, viewer_of
 from cards.models import Agent
 from cards.reads import compiled, documents, gate, paging, semantic
 from cards.reads.gate import Viewer
-from cards.reads.params import Query
+from cards.reads.params import Query, invalid
 from cards.reads.search import AgentSearch
 from cards.rendering.shapes import AgentDetailDocumentSerializer, AgentSummarySerializer
 from registry.errors import ProblemError
@@ -43,9 +43,16 @@ SEARCH_PARAMETERS = [
         "mode",
         str,
         enum=["lexical", "semantic"],
-        description="lexical (default): q is a full-text filter, newest first. semantic: q is a "
-        "need in plain words; agents are ranked by meaning and words, each with a score (0 to "
-        "100), and those under the relevance cutoff are left out (docs/search.md).",
+        description="semantic (the default where the model is available): q is a need in "
+        "plain words; agents are ranked by meaning and words, each with a calibrated score "
+        "(0 to 100), confident and matched_skill (docs/search.md). lexical (the default "
+        "without the model): q is a full-text filter, newest first.",
+    ),
+    OpenApiParameter(
+        "min_score",
+        int,
+        description="Ranked lists only: leave out agents scoring under it (0 to 100; 50 keeps "
+        "the confident ones). Default 0: every agent above the noise floor.",
     ),
     OpenApiParameter("tag", str, many=True, description="Skill tag; repeat it: all must match."),
     OpenApiParameter("skill", str, description="Skill id or name."),
@@ -99,10 +106,12 @@ AGENT_OR_TOMBSTONE = PolymorphicProxySerializer(
 def agent_list(request: Request) -> HttpResponse:
     """Search agents: one query chooses the page on indexed columns; stored summaries form it."""
     query = Query(
-        request.query_params, [*AgentSearch.PARAMETERS, "mode", "cursor", "limit", "updated_since"]
+        request.query_params,
+        [*AgentSearch.PARAMETERS, "mode", "min_score", "cursor", "limit", "updated_since"],
     )
     limit = query.limit()
-    mode = query.choice("mode", ["lexical", "semantic"], default="lexical", blank=False)
+    default = "semantic" if semantic.semantic_available() else "lexical"
+    mode = query.choice("mode", ["lexical", "semantic"], default=default, blank=False)
     since = query.timestamp("updated_since")
     if since is not None:
         return _changes(request, query, since, limit)
@@ -129,16 +138,27 @@ SEMANTIC_SCOPE = "agents-semantic"
 SEMANTIC_MAX_OFFSET = 1000
 
 
+def _min_score(query: Query) -> int:
+    text = query.one("min_score")
+    if not text:
+        return 0
+    if not text.isdigit() or int(text) > 100:
+        raise invalid("min_score", "must be an integer from 0 to 100")
+    return int(text)
+
+
 def _ranked(request: Request, query: Query, search: AgentSearch, limit: int) -> HttpResponse:
     """``mode=semantic``: the filters narrow, ``q`` ranks (cards.reads.semantic); pages by
     offset, in a signed cursor."""
     offset = paging.cursor_offset(SEMANTIC_SCOPE, query.one("cursor"))
     agents = replace(search, q="").apply(gate.agents(viewer_of(request)))
-    found = semantic.rank(search.q, agents, limit=limit + 1, offset=offset)
+    found = semantic.rank(
+        search.q, agents, limit=limit + 1, offset=offset, min_score=_min_score(query)
+    )
     more = len(found) > limit and offset + limit < SEMANTIC_MAX_OFFSET
     texts = [
-        text[:-1] + f',"score":{score}}}'
-        for text, score in documents.ranked_summaries(found[:limit])
+        text[:-1] + "," + match.why_json() + "}"
+        for text, match in documents.ranked_documents(found[:limit])
     ]
     next_cursor = paging.offset_cursor(SEMANTIC_SCOPE, offset + limit) if more else None
 

@@ -124,7 +124,9 @@ def _row(summary: dict[str, Any]) -> SimpleNamespace:
                 tags.append(tag)
     provider = summary.get("provider") or {}
     return SimpleNamespace(
-        score=None,  # set on a ranked (semantic) page
+        score=None,  # set on a ranked (semantic) page, with the two below
+        matched_skill=None,
+        less_likely_from_here=False,
         pk=summary["id"],
         url=summary["url"],
         name=summary["name"],
@@ -165,9 +167,13 @@ def _ranked_page(agents: QuerySet[Agent], search: Search, text: str) -> Page:
     found = semantic.rank(text, agents, limit=PAGE_SIZE + 1, offset=offset)
     more = len(found) > PAGE_SIZE
     rows = []
-    for text_doc, score in documents.ranked_summaries(found[:PAGE_SIZE]):
+    sure = True  # weak matches are shown under a "less likely" divider, not hidden
+    for text_doc, match in documents.ranked_documents(found[:PAGE_SIZE]):
         row = _row(json.loads(text_doc))
-        row.score = score
+        row.score = match.score
+        row.matched_skill = match.matched_skill
+        row.less_likely_from_here = sure and not match.confident
+        sure = sure and match.confident
         rows.append(row)
     next_url = None
     if more:

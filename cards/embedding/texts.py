@@ -1,10 +1,12 @@
 """The text of an agent that is embedded: what it is and what it does, in its own words.
 
-Name, description, the ARD entry's description and representative queries, then each skill's
-name, description and examples. Examples that are structured payloads (JSON, starting with
-``{`` or ``[``) say little about the need they serve and are left out; repeated strings are kept
-once. The model reads the first 128 tokens (it was trained on 128), so the most telling parts
-come first.
+Name, description, the ARD entry's description and representative queries, then each skill's name,
+description and examples. Each skill also gets a text of its own (name, description, examples, tags:
+:func:`skill_text`), embedded separately, so a need matches an agent through its best skill rather
+than through the average of everything it does. Examples that are structured payloads (JSON,
+starting with ``{`` or ``[``) say little about the need they serve and are left out; repeated
+strings are kept once. The model reads the first 128 tokens (it was trained on 128), so the most
+telling parts come first.
 """
 
 from __future__ import annotations
@@ -65,24 +67,47 @@ def compose(
     return "\n".join(parts)[:MAX_CHARS]
 
 
+MAX_SKILLS = 16  # skills with a vector of their own; later ones count through the whole text
+
+
+def skill_text(name: str, description: str, examples: Any, tags: Any) -> str:
+    """The text of one skill: name, description, examples (payloads left out), tags; empty
+    (no vector of its own) for a skill that is only a name: too short to say what it does."""
+    said = [t for t in _strings(examples) if not t.lstrip().startswith(("{", "["))]
+    if not description.strip() and not said:
+        return ""
+    parts = [name, description, *said]
+    parts.append(" ".join(_strings(tags)))
+    return "\n".join(" ".join(part.split()) for part in parts if part.strip())[:MAX_CHARS]
+
+
 def digest(text: str, model: str) -> str:
     """What decides whether an agent needs embedding again: its text and the model."""
     return hashlib.sha256(f"{model}\x00{text}".encode()).hexdigest()
 
 
-def agent_texts(ids: Sequence[uuid.UUID | str]) -> dict[uuid.UUID, str]:
-    """The text of each agent of ``ids`` that exists (two queries); empty when it has none yet."""
+def agent_texts(ids: Sequence[uuid.UUID | str]) -> dict[uuid.UUID, list[str]]:
+    """The texts of each agent of ``ids`` that exists (two queries): the whole text first, then
+    one per skill (at most :data:`MAX_SKILLS`, in the card's order). The whole text is empty
+    when the agent has none yet (never crawled)."""
     rows = list(
         Agent.objects.filter(pk__in=list(ids)).values_list("pk", "name", "description", "ard_entry")
     )
-    skills: dict[uuid.UUID, list[tuple[str, str, Any]]] = defaultdict(list)
-    for agent_id, name, description, examples in (
+    skills: dict[uuid.UUID, list[tuple[str, str, Any, Any]]] = defaultdict(list)
+    for agent_id, name, description, examples, tags in (
         Skill.objects.filter(agent_id__in=[row[0] for row in rows])
         .order_by("agent_id", "position")
-        .values_list("agent_id", "name", "description", "examples")
+        .values_list("agent_id", "name", "description", "examples", "tags")
     ):
-        skills[agent_id].append((name, description, examples))
-    return {
-        pk: compose(name=name, description=description, ard_entry=entry, skills=skills[pk])
-        for pk, name, description, entry in rows
-    }
+        skills[agent_id].append((name, description, examples, tags))
+    out: dict[uuid.UUID, list[str]] = {}
+    for pk, name, description, entry in rows:
+        own = skills[pk]
+        whole = compose(
+            name=name,
+            description=description,
+            ard_entry=entry,
+            skills=[(n, d, e) for n, d, e, _ in own],
+        )
+        out[pk] = [whole] + [skill_text(*skill) for skill in own[:MAX_SKILLS]]
+    return out

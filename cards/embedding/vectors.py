@@ -1,12 +1,16 @@
 """The process-wide vector index: nearest agents to a query vector, and exact cosines.
 
+Each agent has several vectors: its whole text's (row 0) and one per skill; its similarity to a
+need is the best of them (a card's best skill, not its average).
+
 ``AgentEmbedding`` rows in the database are the source of truth. The index a process uses has
 two parts:
 
-- a **snapshot**: a usearch HNSW graph, the agents' ids, seqs and float32 vectors, in files
-  under ``REGISTRY_EMBEDDING_DIR`` written by the worker (:func:`save_snapshot`, run by the beat
-  task ``cards.save_vector_index`` and by ``manage.py reembed``). Processes open it memory-mapped,
-  so the web workers of a machine share its pages;
+- a **snapshot**: a usearch HNSW graph of the whole-text vectors, the agents' ids, seqs, those
+  float32 vectors and the skills' vectors (float16, ``skills.npy`` indexed by ``offsets.npy``), in
+  files under ``REGISTRY_EMBEDDING_DIR`` written by the worker (:func:`save_snapshot`, run by the
+  beat task ``cards.save_vector_index`` and by ``manage.py reembed``). Processes open it memory-
+  mapped, so the web workers of a machine share its pages;
 - a **delta**: the rows written since the snapshot, read from the database by ``seq`` at most
   once a second (:data:`REFRESH_SECONDS`) and scanned exactly (they are few).
 
@@ -42,11 +46,14 @@ from cards.models import AgentEmbedding
 logger = logging.getLogger(__name__)
 
 REFRESH_SECONDS = 1.0
+KEY_SPAN = 64  # graph key of an agent's row r: position * KEY_SPAN + r (r = 0: the whole text)
+KEYS = "rows64"  # the key scheme, in meta.json: snapshots with another one are written again
 WINDOW_SECONDS = 30.0
 
 
 def _vector(raw: Any) -> np.ndarray:
-    return np.frombuffer(bytes(raw), dtype="<f4").astype(np.float32)
+    """An agent's stored rows: (1 + skills) x DIM, the whole text's first."""
+    return np.frombuffer(bytes(raw), dtype="<f4").astype(np.float32).reshape(-1, DIM)
 
 
 def _directory() -> Path:
@@ -67,6 +74,8 @@ class _Snapshot:
     seqs: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     matrix: np.ndarray = field(default_factory=lambda: np.zeros((0, DIM), dtype=np.float32))
     graph: Any = None
+    skills: np.ndarray = field(default_factory=lambda: np.zeros((0, DIM), dtype=np.float16))
+    offsets: np.ndarray = field(default_factory=lambda: np.zeros(1, dtype=np.int64))
     position: dict[uuid.UUID, int] = field(default_factory=dict)
     floor: int = 0
     mark: int = 0
@@ -80,12 +89,16 @@ class _Snapshot:
         path = _directory() / name
         try:
             meta = json.loads((path / "meta.json").read_text())
+            if meta.get("keys") != KEYS:
+                raise ValueError("an older layout")
             raw_ids = np.load(path / "ids.npy")
             snapshot = cls(
                 ids=[uuid.UUID(bytes=bytes(row)) for row in raw_ids],
                 seqs=np.load(path / "seqs.npy"),
                 matrix=np.load(path / "matrix.npy", mmap_mode="r"),
                 graph=Index.restore(str(path / "graph.usearch"), view=True),
+                skills=np.load(path / "skills.npy", mmap_mode="r"),
+                offsets=np.load(path / "offsets.npy"),
                 floor=int(meta["floor"]),
                 mark=int(meta["mark"]),
                 name=name,
@@ -94,7 +107,18 @@ class _Snapshot:
             logger.warning("the vector index snapshot %s is unreadable: ignored", path)
             return None
         snapshot.position = {pk: i for i, pk in enumerate(snapshot.ids)}
+        if len(snapshot.offsets) != len(snapshot.ids) + 1:
+            logger.warning("the vector index snapshot %s is inconsistent: ignored", path)
+            return None
         return snapshot
+
+    def rows(self, at: int) -> np.ndarray:
+        """Every vector of the agent at ``at``: the whole text's, then its skills'."""
+        low, high = int(self.offsets[at]), int(self.offsets[at + 1])
+        first = np.asarray(self.matrix[at], dtype=np.float32)[None, :]
+        if high == low:
+            return first
+        return np.vstack([first, np.asarray(self.skills[low:high], dtype=np.float32)])
 
 
 def _current_name() -> str | None:
@@ -113,6 +137,7 @@ class VectorIndex:
         self.delta: dict[uuid.UUID, tuple[int, np.ndarray]] = {}
         self.delta_ids: list[uuid.UUID] = []
         self.delta_matrix = np.zeros((0, DIM), dtype=np.float32)
+        self.delta_owner = np.zeros(0, dtype=np.int64)  # per row of delta_matrix: its agent
         self.marks: deque[tuple[float, int]] = deque()
         self.checked = 0.0
         self.loaded = False
@@ -171,7 +196,9 @@ class VectorIndex:
                 if not self._applied(pk, int(seq)):
                     self.delta[pk] = (int(seq), _vector(raw))
             self.delta_ids = list(self.delta)
-            self.delta_matrix = np.stack([self.delta[pk][1] for pk in self.delta_ids])
+            blocks = [self.delta[pk][1] for pk in self.delta_ids]
+            self.delta_matrix = np.vstack(blocks)
+            self.delta_owner = np.repeat(np.arange(len(blocks)), [len(b) for b in blocks])
 
     # --- asking ---------------------------------------------------------------------------
 
@@ -185,42 +212,65 @@ class VectorIndex:
         self.refresh()
         found: dict[uuid.UUID, float] = {}
         snapshot, delta_ids, delta_matrix = self.snapshot, self.delta_ids, self.delta_matrix
+        owner = self.delta_owner
         if snapshot.graph is not None and len(snapshot.ids):
-            matches = snapshot.graph.search(query, min(count, len(snapshot.ids)))
+            rows = len(snapshot.ids) + len(snapshot.skills)
+            matches = snapshot.graph.search(query, min(4 * count, rows))  # rows, several an agent
             for key, distance in zip(matches.keys, matches.distances, strict=True):
-                pk = snapshot.ids[int(key)]
-                if pk not in self.delta:  # superseded by a newer vector
+                pk = snapshot.ids[int(key) // KEY_SPAN]
+                if pk not in self.delta and pk not in found:  # best row first; delta: newer
                     found[pk] = 1.0 - float(distance)
         if len(delta_ids):
-            scores = delta_matrix @ query
-            top = np.argsort(-scores)[:count]
+            best = np.full(len(delta_ids), -1.0, dtype=np.float32)
+            np.maximum.at(best, owner, delta_matrix @ query)  # each agent's best row
+            top = np.argsort(-best)[:count]
             for i in top:
-                found[delta_ids[int(i)]] = float(scores[int(i)])
+                found[delta_ids[int(i)]] = float(best[int(i)])
         return sorted(found.items(), key=lambda item: -item[1])[:count]
 
     def similarities(self, query: np.ndarray, ids: Iterable[uuid.UUID]) -> dict[uuid.UUID, float]:
-        """The exact cosine of each agent of ``ids`` that has a vector."""
+        """The exact cosine of each agent of ``ids`` that has a vector: its best row's."""
+        return {pk: best for pk, (best, _) in self.matches(query, ids).items()}
+
+    def matches(
+        self, query: np.ndarray, ids: Iterable[uuid.UUID]
+    ) -> dict[uuid.UUID, tuple[float, int]]:
+        """For each agent of ``ids`` that has a vector: (its best row's cosine, the position of
+        its best-matching skill, -1 when it has no skill vector)."""
         self.refresh()
         snapshot = self.snapshot
-        out: dict[uuid.UUID, float] = {}
+        out: dict[uuid.UUID, tuple[float, int]] = {}
         rows: list[int] = []
         keys: list[uuid.UUID] = []
         for pk in ids:
             entry = self.delta.get(pk)
             if entry is not None:
-                out[pk] = float(entry[1] @ query)
+                out[pk] = _best(entry[1] @ query)
                 continue
             at = snapshot.position.get(pk)
             if at is not None:
                 rows.append(at)
                 keys.append(pk)
         if rows:
-            order = np.argsort(rows)  # reading the memory map in order
+            order = np.argsort(rows)  # reading the memory maps in order
             picked = np.asarray(rows)[order]
-            scores = np.asarray(snapshot.matrix[picked]) @ query
+            whole = np.asarray(snapshot.matrix[picked]) @ query
             for j, i in enumerate(order):
-                out[keys[int(i)]] = float(scores[j])
+                at = int(picked[j])
+                low, high = int(snapshot.offsets[at]), int(snapshot.offsets[at + 1])
+                if high > low:
+                    skills = np.asarray(snapshot.skills[low:high], dtype=np.float32) @ query
+                    out[keys[int(i)]] = _best(np.concatenate([[whole[j]], skills]))
+                else:
+                    out[keys[int(i)]] = (float(whole[j]), -1)
         return out
+
+
+def _best(scores: np.ndarray) -> tuple[float, int]:
+    """(the best of an agent's row scores, its best skill's position or -1)."""
+    top = float(scores.max())
+    skill = int(np.argmax(scores[1:])) if len(scores) > 1 else -1
+    return top, skill
 
 
 _index: VectorIndex | None = None
@@ -272,13 +322,21 @@ def save_snapshot(*, threads: int = 0) -> int:
     seqs: list[int] = [int(s) for s in base.seqs] if base else []
     position = dict(base.position) if base else {}
     matrix = np.array(base.matrix, dtype=np.float32) if base else np.zeros((0, DIM), np.float32)
+    skill_rows: list[np.ndarray] = (
+        [
+            np.asarray(base.skills[int(base.offsets[i]) : int(base.offsets[i + 1])])
+            for i in range(len(base.ids))
+        ]
+        if base
+        else []
+    )
     graph = Index(ndim=DIM, metric="ip", dtype="f16", connectivity=16, expansion_add=128)
     if base is not None and base.graph is not None and len(base.ids):
         restored = Index.restore(str(directory / base.name / "graph.usearch"))  # writable copy
         if restored is not None:
             graph = restored
         else:  # unreadable: start again from every row
-            base, ids, seqs, position = None, [], [], {}
+            base, ids, seqs, position, skill_rows = None, [], [], {}, []
             matrix = np.zeros((0, DIM), np.float32)
     after = min(base.floor, base.mark) if base else -1
     changed = [
@@ -292,28 +350,32 @@ def save_snapshot(*, threads: int = 0) -> int:
     ]
     additions: list[np.ndarray] = []
     keys: list[int] = []
-    for pk, seq, vector in changed:
+    firsts: dict[int, np.ndarray] = {}
+    for pk, seq, block in changed:
+        block = block[:KEY_SPAN]
         at = position.get(pk)
         if at is not None:
             if seqs[at] >= seq:
                 continue
             seqs[at] = seq
-            if at < len(matrix):
-                matrix[at] = vector
-            graph.remove(at)
+            stored = 1 + len(skill_rows[at])
+            graph.remove(np.arange(at * KEY_SPAN, at * KEY_SPAN + stored, dtype=np.uint64))
+            skill_rows[at] = block[1:].astype(np.float16)
         else:
             at = position[pk] = len(ids)
             ids.append(pk)
             seqs.append(seq)
-        keys.append(at)
-        additions.append(vector)
+            skill_rows.append(block[1:].astype(np.float16))
+        firsts[at] = block[0]
+        keys.extend(at * KEY_SPAN + r for r in range(len(block)))
+        additions.extend(block)
     if additions:
         grown = len(ids) - len(matrix)
         if grown > 0:
             matrix = np.vstack([matrix, np.zeros((grown, DIM), np.float32)])
-        block = np.stack(additions)
-        matrix[np.asarray(keys)] = block
-        graph.add(np.asarray(keys, dtype=np.uint64), block, threads=threads)
+        for at, vector in firsts.items():
+            matrix[at] = vector
+        graph.add(np.asarray(keys, dtype=np.uint64), np.stack(additions), threads=threads)
     mark = max(seqs, default=0)
     if base is not None and not additions:
         return len(ids)
@@ -324,7 +386,14 @@ def save_snapshot(*, threads: int = 0) -> int:
     np.save(target / "ids.npy", np.array([list(pk.bytes) for pk in ids], dtype=np.uint8))
     np.save(target / "seqs.npy", np.asarray(seqs, dtype=np.int64))
     np.save(target / "matrix.npy", matrix)
-    (target / "meta.json").write_text(json.dumps({"floor": floor, "mark": mark, "n": len(ids)}))
+    counts = [len(block) for block in skill_rows]
+    np.save(target / "offsets.npy", np.concatenate([[0], np.cumsum(counts)]).astype(np.int64))
+    np.save(
+        target / "skills.npy",
+        np.vstack(skill_rows) if sum(counts) else np.zeros((0, DIM), dtype=np.float16),
+    )
+    meta = {"floor": floor, "mark": mark, "n": len(ids), "keys": KEYS}
+    (target / "meta.json").write_text(json.dumps(meta))
     pointer = directory / f".current.{os.getpid()}"
     pointer.write_text(name)
     os.replace(pointer, directory / "current")
@@ -332,7 +401,7 @@ def save_snapshot(*, threads: int = 0) -> int:
     for old in directory.iterdir():
         if old.is_dir() and old.name not in keep:
             shutil.rmtree(old, ignore_errors=True)
-    logger.info("vector index snapshot %s: %d agents, %d changed", name, len(ids), len(keys))
+    logger.info("vector index snapshot %s: %d agents, %d rows changed", name, len(ids), len(keys))
     return len(ids)
 
 

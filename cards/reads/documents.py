@@ -82,6 +82,17 @@ def ranked_summaries(found: Sequence[tuple[Any, int]]) -> list[tuple[str, int]]:
     return [(text, score) for text, (_, score) in zip(texts, kept, strict=True)]
 
 
+def ranked_documents(found: Sequence[Any]) -> list[tuple[str, Any]]:
+    """The stored summaries of ranked agents (entries whose first item is the id, best first),
+    in that order, each with its entry; an agent gone meanwhile is left out."""
+    ids = [entry[0] for entry in found]
+    rows = Agent.objects.filter(pk__in=ids).values_list("pk", "summary_doc", "doc_format")
+    docs = {pk: (doc, fmt) for pk, doc, fmt in rows}
+    kept = [entry for entry in found if entry[0] in docs]
+    texts = summaries([entry[0] for entry in kept], docs)
+    return list(zip(texts, kept, strict=True))
+
+
 def page_of_summaries(
     agents: QuerySet[Agent], *, keys: Sequence[str], limit: int
 ) -> tuple[list[str], list[Any] | None]:

@@ -1,17 +1,19 @@
 """Natural-language search: agents ranked by how well they serve a need said in words.
 
-The score (0 to 100) fuses two signals (docs/search.md):
+Recall first (docs/search.md): every agent above a low noise floor is ranked, none is hidden by
+a cutoff. Each result says why and how sure:
 
-- the cosine between the need's embedding and the agent's (cards/embedding/), mapped linearly
-  from :data:`COS_LOW` (0) to :data:`COS_HIGH` (1);
-- the words:
-  the share of the need's telling words (stemmed; generic ones such as "agent" left out) that
-  the agent's text has.
+- its ``score`` (0 to 100), a calibrated estimate, in percent, that the agent serves the need;
+  ``confident`` when it is at least :data:`CONFIDENT` (50);
+- ``matched_skill``: the name of its skill closest to the need.
 
-``score = 100 * (v + (1 - v) * LEX_WEIGHT * l)``: meaning decides, shared words raise it. One
-cutoff, ``REGISTRY_SEMANTIC_CUTOFF``, is applied everywhere (search, explore, facets), so a need
-no agent serves returns nothing instead of the nearest noise. Without the model (not installed,
-``REGISTRY_EMBEDDINGS=off``) the score is the lexical part alone: ``100 * l``.
+The score fuses two signals: the best cosine between the need's embedding and the agent's
+vectors (its whole text's and each skill's: max pooling, cards/embedding/), and the share ``l``
+of the need's telling words (stemmed; generic ones such as "agent" left out) in the agent's
+text: ``s = cos + LEX_WEIGHT * l``, then ``score = 100 * sigmoid((s - MID) / WIDTH)``. Agents
+with ``s`` under :data:`FLOOR` are noise and never listed. Callers who want silence pass
+``min_score``. Without the model (not installed, ``REGISTRY_EMBEDDINGS=off``) the score is the
+lexical part alone: ``100 * l``, confident from 50.
 
 Every function takes ``agents``, already narrowed by the visibility gate and the filters, and
 only ever intersects with it.
@@ -19,22 +21,27 @@ only ever intersects with it.
 
 from __future__ import annotations
 
+import json
+import math
 import re
 import uuid
 from collections.abc import Iterable
+from typing import Any
 
 import numpy as np
-from django.conf import settings
 from django.db import connection
 from django.db.models import Q, QuerySet
 from django.db.models.expressions import RawSQL
 
 from cards.embedding import model, vectors
-from cards.models import Agent
+from cards.models import Agent, Skill
 
-COS_LOW = 0.15
-COS_HIGH = 0.55
-LEX_WEIGHT = 0.6
+# Chosen on the tuning halves of bench/queries/ (docs/search.md, "Quality"); never on held-out.
+FLOOR = 0.12  # fused similarity under which an agent is noise (nearest-neighbour candidates too)
+MID = 0.31  # the fused similarity scored 50: half of the agents there serve the need
+WIDTH = 0.04  # how fast the score rises around MID
+LEX_WEIGHT = 0.15
+CONFIDENT = 50
 NEAREST_MIN = 100  # vector candidates asked for a page (more for deep pages)
 NEAREST_ALL = 2000  # ... and for matched_ids (facets)
 LEXICAL_CANDIDATES = 100
@@ -45,7 +52,7 @@ _WORD = re.compile(r"[^\W_]{2,}")
 _GENERIC = frozenset(
     "a an the and or for with that this from into what who how can any are you your me my "
     "i need want find please some something someone agent agents ai assistant bot service "
-    "tool help".split()
+    "tool help give tell show get make let know like".split()
 )
 
 
@@ -54,8 +61,40 @@ def semantic_available() -> bool:
     return model.available()
 
 
-def cutoff() -> int:
-    return int(settings.REGISTRY_SEMANTIC_CUTOFF)
+class Match(tuple[uuid.UUID, int]):
+    """A ranked agent: ``(id, score)`` (so ``pk, score = match`` works), with ``confident``
+    and ``matched_skill`` (the name of its skill closest to the need, or None)."""
+
+    confident: bool
+    matched_skill: str | None
+    skill_position: int
+
+    def __new__(cls, pk: uuid.UUID, score: int, skill_position: int = -1) -> Match:
+        made = super().__new__(cls, (pk, score))
+        made.confident = score >= CONFIDENT
+        made.matched_skill = None
+        made.skill_position = skill_position
+        return made
+
+    @property
+    def id(self) -> uuid.UUID:
+        return self[0]
+
+    @property
+    def score(self) -> int:
+        return self[1]
+
+    def why(self) -> dict[str, Any]:
+        """What a result says about its rank."""
+        return {
+            "score": self.score,
+            "confident": self.confident,
+            "matched_skill": self.matched_skill,
+        }
+
+    def why_json(self) -> str:
+        """:meth:`why` as JSON members, to append to a JSON object's text."""
+        return ",".join(f"{json.dumps(k)}:{json.dumps(v)}" for k, v in self.why().items())
 
 
 def _postgres() -> bool:
@@ -146,22 +185,28 @@ def _lexical(
 def _fuse(cos: float | None, lex: float) -> float:
     if cos is None:
         return lex
-    v = min(1.0, max(0.0, (cos - COS_LOW) / (COS_HIGH - COS_LOW)))
-    return v + (1.0 - v) * LEX_WEIGHT * lex
+    return cos + LEX_WEIGHT * lex
 
 
-def _scored(text: str, agents: QuerySet[Agent], *, depth: int) -> list[tuple[uuid.UUID, float]]:
-    """Every agent of ``agents`` found for ``text`` with its fused score (0..1), best first."""
+def _calibrated(fused: float, semantic: bool) -> int:
+    if not semantic:
+        return max(0, min(100, round(100 * fused)))
+    return max(0, min(100, round(100 / (1 + math.exp(-(fused - MID) / WIDTH)))))
+
+
+def _scored(text: str, agents: QuerySet[Agent], *, depth: int) -> list[Match]:
+    """Every agent of ``agents`` found for ``text`` above the floor, best first."""
     text = " ".join(text.split())
     if not text:
         return []
     query = _query_vector(text)
     if query is None:
         lexical = _lexical(text, agents, None, max(depth, LEXICAL_CANDIDATES), every=False)
-        return sorted(lexical.items(), key=lambda item: (-item[1], str(item[0])))
+        found = [Match(pk, _calibrated(lex, False)) for pk, lex in lexical.items() if lex > 0]
+        return sorted(found, key=lambda m: (-m[1], str(m[0])))
     index = vectors.index()
     near = index.nearest(query, depth)
-    cosines = {pk: cos for pk, cos in near if cos >= COS_LOW}
+    cosines = {pk: cos for pk, cos in near if cos >= FLOOR - LEX_WEIGHT}
     lexical_first = _lexical(text, agents, None, LEXICAL_CANDIDATES)
     candidates = set(cosines) | set(lexical_first)
     lexical = _lexical(text, agents, candidates, 0) if candidates else {}
@@ -172,34 +217,60 @@ def _scored(text: str, agents: QuerySet[Agent], *, depth: int) -> list[tuple[uui
         narrowed = list(agents.values_list("pk", flat=True)[: SCAN_MAX + 1])
         if len(narrowed) <= SCAN_MAX:
             exact = index.similarities(query, narrowed)
-            cosines = {pk: cos for pk, cos in exact.items() if cos >= COS_LOW}
-            extra = set(cosines) - set(lexical)
+            extra = {pk for pk, cos in exact.items() if cos >= FLOOR - LEX_WEIGHT} - set(lexical)
             if extra:
                 lexical.update(_lexical(text, agents, extra, 0))
-    missing = [pk for pk in lexical if pk not in cosines]
-    if missing:
-        cosines.update(index.similarities(query, missing))
-    scored = [(pk, _fuse(cosines.get(pk, 0.0), lex)) for pk, lex in lexical.items()]
-    return sorted(scored, key=lambda item: (-item[1], str(item[0])))
+    matches = index.matches(query, lexical)
+    kept: list[tuple[int, float, uuid.UUID, int]] = []
+    for pk, lex in lexical.items():
+        if pk not in matches:  # no vector yet (not embedded): judged by its words alone
+            if lex > 0:
+                kept.append((_calibrated(lex, False), lex, pk, -1))
+            continue
+        cos, skill = matches[pk]
+        fused = _fuse(cos, lex)
+        if fused >= FLOOR:
+            kept.append((_calibrated(fused, True), fused, pk, skill))
+    kept.sort(key=lambda item: (-item[0], -item[1], str(item[2])))
+    return [Match(pk, score, skill) for score, _, pk, skill in kept]
 
 
-def _score(value: float) -> int:
-    return max(0, min(100, round(value * 100)))
+def _named(found: list[Match]) -> list[Match]:
+    """Fill in ``matched_skill`` (one query, for a page)."""
+    wanted = {m[0] for m in found}
+    if not wanted:
+        return found
+    names: dict[uuid.UUID, list[str]] = {}
+    for agent_id, name, skill_id in (
+        Skill.objects.filter(agent_id__in=wanted)
+        .order_by("agent_id", "position")
+        .values_list("agent_id", "name", "skill_id")
+    ):
+        names.setdefault(agent_id, []).append(name or skill_id)
+    for match in found:
+        own = names.get(match[0], [])
+        if own:
+            # The skill whose vector is closest; the first skill where that is unknown (lexical).
+            at = match.skill_position if 0 <= match.skill_position < len(own) else 0
+            match.matched_skill = own[at]
+    return found
 
 
 def rank(
-    text: str, agents: QuerySet[Agent], *, limit: int, offset: int = 0
-) -> list[tuple[uuid.UUID, int]]:
-    """The agents of ``agents`` scoring at least the cutoff for ``text``, best first, as
-    (id, score 0..100), from ``offset``, at most ``limit``."""
+    text: str,
+    agents: QuerySet[Agent],
+    *,
+    limit: int,
+    offset: int = 0,
+    min_score: int = 0,
+) -> list[Match]:
+    """The agents of ``agents`` serving ``text``, best first, from ``offset``, at most
+    ``limit``: every one above the noise floor, or scoring at least ``min_score``."""
     depth = max(NEAREST_MIN, 3 * (offset + limit))
-    floor = cutoff()
-    found = [(pk, _score(s)) for pk, s in _scored(text, agents, depth=depth)]
-    found = [(pk, score) for pk, score in found if score >= floor]
-    return found[offset : offset + limit]
+    found = [m for m in _scored(text, agents, depth=depth) if m[1] >= min_score]
+    return _named(found[offset : offset + limit])
 
 
-def matched_ids(text: str, agents: QuerySet[Agent]) -> list[uuid.UUID]:
-    """Every agent of ``agents`` at or above the same cutoff (for facet counts)."""
-    floor = cutoff()
-    return [pk for pk, s in _scored(text, agents, depth=NEAREST_ALL) if _score(s) >= floor]
+def matched_ids(text: str, agents: QuerySet[Agent], *, min_score: int = 0) -> list[uuid.UUID]:
+    """Every agent of ``agents`` that :func:`rank` would list (for facet counts)."""
+    return [m[0] for m in _scored(text, agents, depth=NEAREST_ALL) if m[1] >= min_score]

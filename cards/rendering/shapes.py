@@ -128,7 +128,19 @@ class AgentSummarySerializer(serializers.ModelSerializer):
         required=False,
         min_value=0,
         max_value=100,
-        help_text="Relevance to q (0-100), with mode=semantic only.",
+        help_text="How likely the agent serves the need q, in percent (calibrated), on a "
+        "ranked list only (docs/search.md).",
+    )
+    confident = serializers.BooleanField(
+        read_only=True,
+        required=False,
+        help_text="score is at least 50: more likely than not to serve q (ranked lists only).",
+    )
+    matched_skill = serializers.CharField(
+        read_only=True,
+        required=False,
+        allow_null=True,
+        help_text="The name of the skill closest to q (ranked lists only).",
     )
     provider = ProviderField(source="*")
     skills = SkillBriefSerializer(many=True, read_only=True)
@@ -158,6 +170,8 @@ class AgentSummarySerializer(serializers.ModelSerializer):
             "created_at",
             "links",
             "score",
+            "confident",
+            "matched_skill",
         ]
 
     def get_validation(self, agent: Agent) -> dict[str, Any]:
