@@ -71,10 +71,10 @@ def crawl_agent(self: Task, agent_id: str) -> str:
     # transient failure: it goes on to the card paths (docs/ard.md).
     final = self.request.is_eager or self.request.retries >= (self.max_retries or 0)
     try:
-        return crawling.agent_crawl(agent_id=agent_id, final=final)
+        return _logged(agent_id, crawling.agent_crawl(agent_id=agent_id, final=final))
     except services.TransientCrawlError as exc:
         if final:
-            return "error"
+            return _logged(agent_id, "error")
         delay = retry_delay(self.request.retries, exc.retry_after)
         raise self.retry(countdown=delay, exc=exc) from exc
     except (OperationalError, InterfaceError) as exc:
@@ -96,6 +96,28 @@ def crawl_agent(self: Task, agent_id: str) -> str:
     finally:
         if not self.request.is_eager:
             politeness.release(origin)
+
+
+def _logged(agent_id: str, outcome: str) -> str:
+    """One line per crawl saying what it recorded (Celery's own "succeeded" line is silenced: a
+    crawl that recorded an error did not succeed)."""
+    if outcome == "error":
+        row = (
+            Agent.objects.filter(pk=agent_id)
+            .values_list("last_error", "last_http_status", "next_crawl_at")
+            .first()
+        )
+        error, status, next_at = row or ("", None, None)
+        logger.warning(
+            "crawl of agent %s failed: %s%s; next try %s",
+            agent_id,
+            error or "no reason recorded",
+            f" (HTTP {status})" if status else "",
+            next_at.isoformat() if next_at else "not scheduled",
+        )
+    else:
+        logger.info("crawl of agent %s: %s", agent_id, outcome)
+    return outcome
 
 
 @contextmanager

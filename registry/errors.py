@@ -115,6 +115,7 @@ def problem_response(problem: ProblemError) -> Response:
 
 def problem_exception_handler(exc: Exception, context: dict[str, Any]) -> Response:
     headers: dict[str, str] = {}
+    logged = False
     if isinstance(exc, ProblemError):
         problem = exc
     elif isinstance(exc, Http404):
@@ -144,7 +145,10 @@ def problem_exception_handler(exc: Exception, context: dict[str, Any]) -> Respon
         if isinstance(exc, (exceptions.NotAuthenticated, exceptions.AuthenticationFailed)):
             headers["WWW-Authenticate"] = "Token"
     else:
-        logger.exception("unhandled error in %s", context.get("view"))
+        request = context.get("request")
+        path = getattr(request, "path", "") or str(context.get("view"))
+        logger.error("Internal Server Error: %s", path, exc_info=exc)
+        logged = True  # once, with its traceback: Django's own line would repeat it
         problem = ProblemError(
             status=500,
             slug="internal-error",
@@ -156,6 +160,8 @@ def problem_exception_handler(exc: Exception, context: dict[str, Any]) -> Respon
     response = problem_response(problem)
     for name, value in headers.items():
         response[name] = value
+    if logged:
+        response._has_been_logged = True  # type: ignore[attr-defined]  # django.utils.log
     return response
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import html
+import io
 import re
 from typing import Any
 
@@ -403,3 +404,107 @@ def test_facet_values_break_at_their_parameters_not_mid_word(
     css = body.split("<style>", 1)[1].split("</style>", 1)[0]
     facet_rules = [line for line in css.splitlines() if line.startswith(".facet li")]
     assert facet_rules and not any("anywhere" in line for line in facet_rules)
+
+
+def _results_in_order(response: Any) -> list[str]:
+    body = response.content.decode()
+    results = body.split('<ol class="results">', 1)[1].split("</ol>", 1)[0]
+    return LINK.findall(results)
+
+
+def test_demo_agents_say_they_are_demo_data_and_claim_no_observation(
+    client: Client, client_anon: Any
+) -> None:
+    from django.core.management import call_command
+
+    from cards.management.commands.load_demo import DEMO_NOTE
+
+    call_command("load_demo", stdout=io.StringIO())
+    call_command("load_demo", stdout=io.StringIO())  # twice: one note, still nothing observed
+
+    rows = client_anon.get("/api/v1/agents", {"limit": 50}).json()["results"]
+    assert len(rows) == 4
+    for row in rows:
+        assert row["description"].endswith(DEMO_NOTE) and row["description"].count(DEMO_NOTE) == 1
+        detail = client_anon.get(f"/api/v1/agents/{row['id']}").json()
+        for doc in (row, detail):
+            assert doc["health"]["state"] == "unknown"
+            assert doc["health"]["uptime_7d"] is None and doc["health"]["uptime_30d"] is None
+            assert doc["health"]["last_success_at"] is None
+            assert doc["crawl"]["last_http_status"] is None
+            assert doc["crawl"]["last_crawled_at"] is None
+            assert doc["crawl"]["next_crawl_at"] is None
+            assert doc["crawl"]["last_error"] is None
+        page = ok(client.get(f"/agents/{row['id']}")).content.decode()
+        assert "not checked yet" in page and "last fetched" not in page
+    assert "not checked yet" in ok(client.get("/")).content.decode()
+
+
+def test_a_failed_crawl_shows_its_error_when_and_next_try_on_the_page_and_in_the_list(
+    client: Client,
+    client_auth: Any,
+    client_anon: Any,
+    card_server: Any,
+    loopback_allowed: None,
+    django_capture_on_commit_callbacks: Any,
+) -> None:
+    card_server.serve("/forbidden.json", b'{"error": "no"}', status=403)
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client_auth.post(
+            "/api/v1/agents", {"url": card_server.url("/forbidden.json")}, format="json"
+        )
+    assert response.status_code == 202, response.content
+    agent = Agent.objects.get(pk=response.json()["id"])
+    assert agent.last_error and agent.next_crawl_at is not None
+
+    # Another account (anonymous) reads the same error in words.
+    detail = client_anon.get(f"/api/v1/agents/{agent.pk}").json()
+    assert detail["crawl"]["last_error"] == agent.last_error
+    page = ok(client.get(f"/agents/{agent.pk}")).content.decode()
+    assert 'id="last-error"' in page
+    assert html.escape(agent.last_error, quote=False) in page
+    assert "Next try " + agent.next_crawl_at.strftime("%Y-%m-%d %H:%M") in page
+    listing = ok(client.get("/")).content.decode()
+    assert "last crawl failed" in listing
+    assert "next try " + agent.next_crawl_at.strftime("%Y-%m-%d %H:%M") in listing
+
+
+def test_the_catalogue_lists_featured_then_healthy_valid_then_the_rest(client: Client) -> None:
+    featured = agent_from_card(minimal_card(name="Featured one"))
+    Agent.objects.filter(pk=featured.pk).update(moderation="featured")
+    agent_changed(featured.pk)
+    healthy = agent_from_card(minimal_card(name="Healthy one"))
+    invalid = agent_from_card(minimal_card(name="Invalid one", skills=[]))
+    # Newest of all, never fetched and failing: it must not come first.
+    failing = Agent.objects.create(
+        url="https://failing.example.com/card.json",
+        health=Agent.Health.DEGRADED,
+        last_error="the host answered 503",
+    )
+    agent_changed(failing.pk)
+
+    order = _results_in_order(ok(client.get("/")))
+
+    # The rest (an invalid card, a failing agent) newest first.
+    expected = [featured.pk, healthy.pk, failing.pk, invalid.pk]
+    assert order == [str(pk) for pk in expected]
+    assert invalid.valid is False
+
+
+def test_the_catalogue_pages_walk_the_ranked_order_without_gaps(
+    client: Client, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("cards.catalogue.search.PAGE_SIZE", 2)
+    made = [agent_from_card(minimal_card(name=f"Agent {i}")) for i in range(3)]
+    Agent.objects.filter(pk=made[0].pk).update(moderation="featured")
+    agent_changed(made[0].pk)
+    never = Agent.objects.create(url="https://never.example.com/card.json")
+    agent_changed(never.pk)
+
+    first = ok(client.get("/"))
+    cursor = re.search(r'href="/\?cursor=([^"]+)" rel="next"', first.content.decode())
+    assert cursor is not None
+    second = ok(client.get("/", {"cursor": html.unescape(cursor.group(1))}))
+
+    seen = _results_in_order(first) + _results_in_order(second)
+    assert seen == [str(made[0].pk), str(made[2].pk), str(made[1].pk), str(never.pk)]

@@ -58,6 +58,7 @@ PINNED: dict[str, int] = {
     "api/v1/tags": 1,
     "api/v1/validate": 0,
     "badges/<str:ident>.svg": 1,
+    "favicon.ico": 0,
     "healthz": 0,
     ".well-known/agent-card.json": 1,  # the registry's own card: its signing key
     "a2a": 0,  # JSON-RPC over POST: GET is a 405

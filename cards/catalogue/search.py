@@ -9,8 +9,9 @@ from typing import Any
 from urllib.parse import urlencode
 
 from django.core.cache import cache
-from django.db.models import QuerySet
+from django.db.models import Case, IntegerField, Q, QuerySet, Value, When
 from django.http import HttpRequest
+from django.utils.dateparse import parse_datetime
 
 from cards.catalogue.common import (
     FACET_CACHE_KEY,
@@ -29,7 +30,21 @@ from registry.errors import ProblemError
 # --- search parameters -----------------------------------------------------------------------
 
 CATALOGUE_PARAMETERS = ("q", "tag", "input_mode", "output_mode", "schema", "cursor")
-AGENTS = Keyset(scope="agents", order=("-created_at", "-id"))
+# The catalogue's order (docs/catalogue.md): what people want first. Featured agents, then
+# healthy agents with a verified signature, then healthy agents with a valid card, then the
+# rest (not checked yet, failing, invalid); newest first within each group.
+AGENTS = Keyset(scope="catalogue", order=("catalogue_rank", "-created_at", "-id"))
+
+
+def catalogue_rank() -> Case:
+    healthy = Q(health=Agent.Health.HEALTHY)
+    return Case(
+        When(moderation=Agent.Moderation.FEATURED, then=Value(0)),
+        When(healthy & Q(signature_status="verified"), then=Value(1)),
+        When(healthy & Q(valid=True), then=Value(2)),
+        default=Value(3),
+        output_field=IntegerField(),
+    )
 
 
 @dataclass
@@ -135,8 +150,12 @@ def _row(summary: dict[str, Any]) -> SimpleNamespace:
         provider_organization=provider.get("organization", ""),
         signature_status=summary["signature_status"],
         valid=(summary.get("validation") or {}).get("valid"),
-        health=summary["health"],
-        moderation=summary["moderation"],
+        health=summary["health"]["state"],
+        moderation=summary["moderation"]["state"],
+        status=summary["status"],
+        last_error=summary["crawl"]["last_error"],
+        last_crawled_at=parse_datetime(summary["crawl"]["last_crawled_at"] or ""),
+        next_crawl_at=parse_datetime(summary["crawl"]["next_crawl_at"] or ""),
         catalogue_skills=[s.get("name") or s.get("id") for s in skills[:6]],
         catalogue_more_skills=max(0, len(skills) - 6),
         catalogue_tags=tags[:8],
@@ -144,9 +163,11 @@ def _row(summary: dict[str, Any]) -> SimpleNamespace:
 
 
 def _page(agents: QuerySet[Agent], search: Search) -> Page:
-    """Keyset pagination on (created_at, id), newest first: no COUNT, no OFFSET."""
+    """Keyset pagination on (rank, created_at, id): no COUNT, no OFFSET (see AGENTS)."""
     texts, last = documents.page_of_summaries(
-        AGENTS.apply(agents, search.cursor), keys=AGENTS.fields, limit=PAGE_SIZE
+        AGENTS.apply(agents.annotate(catalogue_rank=catalogue_rank()), search.cursor),
+        keys=AGENTS.fields,
+        limit=PAGE_SIZE,
     )
     rows = [_row(json.loads(text)) for text in texts]
     next_url = None

@@ -16,7 +16,7 @@ from django.db.models import QuerySet
 from cards.models import Agent
 from cards.reads import gate
 from cards.reads.gate import Viewer
-from cards.rendering.documents import BASE
+from cards.rendering.documents import BASE, moderation_section
 from cards.rendering.store import DOC_FORMAT, agent_render
 
 _BASE_BYTES = BASE.encode()
@@ -45,7 +45,7 @@ def detail(viewer: Viewer, pk: Any, *, base: str) -> str:
     manages = viewer.staff or (viewer.user_id is not None and viewer.user_id == owner_id)
     extra = json.dumps(
         {
-            "moderation": {"state": state, "reason": reason if manages else None},
+            "moderation": moderation_section(state, reason if manages else None),
             "owned": manages,
         },
         ensure_ascii=False,

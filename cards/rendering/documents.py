@@ -77,10 +77,11 @@ def health_section(agent: Agent, uptime: tuple[float | None, float | None]) -> d
 
 
 def crawl_section(agent: Agent) -> dict[str, Any]:
+    """What the crawler observed; null (never "") where nothing was observed yet."""
     return {
         "status": agent.status,
-        "last_error": agent.last_error,
-        "last_error_code": agent.last_error_code,
+        "last_error": agent.last_error or None,
+        "last_error_code": agent.last_error_code or None,
         "last_crawled_at": when(agent.last_crawled_at),
         "last_success_at": when(agent.last_success_at),
         "last_http_status": agent.last_http_status,
@@ -106,8 +107,18 @@ def ard_section(agent: Agent) -> dict[str, Any]:
     }
 
 
-def summary(agent: Agent, skills: list[Skill]) -> dict[str, Any]:
-    """One row of a search result."""
+def moderation_section(state: str, reason: str | None) -> dict[str, Any]:
+    """``{state, reason}``, the same shape in a list row and a detail: the reason is a string
+    only for the owner and staff reading a detail, and only when there is one; null otherwise."""
+    return {"state": state, "reason": reason or None}
+
+
+def summary(
+    agent: Agent, skills: list[Skill], uptime: tuple[float | None, float | None] = (None, None)
+) -> dict[str, Any]:
+    """One row of a search result: the fields it shares with the detail have the detail's shape
+    (``moderation``, ``health`` and ``crawl`` objects; a null ``signature_status`` until one was
+    checked). See docs/api.md ("One shape per field")."""
     return {
         "id": str(agent.pk),
         "ard_identifier": agent.ard_identifier,
@@ -119,9 +130,10 @@ def summary(agent: Agent, skills: list[Skill]) -> dict[str, Any]:
         "provider": _provider(agent),
         "shape": agent.shape,
         "status": agent.status,
-        "moderation": agent.moderation,
-        "health": agent.health,
-        "signature_status": agent.signature_status,
+        "moderation": moderation_section(agent.moderation, None),
+        "health": health_section(agent, uptime),
+        "crawl": crawl_section(agent),
+        "signature_status": agent.signature_status or None,
         "streaming": agent.streaming,
         "skills": [{"id": s.skill_id, "name": s.name, "tags": list(s.tags or [])} for s in skills],
         "validation": _validation(agent),

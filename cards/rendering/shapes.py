@@ -11,10 +11,10 @@ from __future__ import annotations
 from typing import Any
 
 from django.urls import reverse
-from drf_spectacular.utils import extend_schema_field, inline_serializer
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from cards import badges, health
+from cards import badges
 from cards.models import Agent, AgentKey, Extension, Skill
 from cards.rendering.documents import BASE, links
 
@@ -89,8 +89,10 @@ class ProviderField(serializers.Field):
 
 class CrawlSerializer(serializers.Serializer):
     status = serializers.CharField()
-    last_error = serializers.CharField()
-    last_error_code = serializers.CharField()
+    last_error = serializers.CharField(
+        allow_null=True, help_text="The last crawl's error in words; null when it succeeded."
+    )
+    last_error_code = serializers.CharField(allow_null=True)
     last_crawled_at = serializers.DateTimeField(allow_null=True)
     last_success_at = serializers.DateTimeField(allow_null=True)
     last_http_status = serializers.IntegerField(allow_null=True)
@@ -120,8 +122,37 @@ class ArdSectionSerializer(serializers.Serializer):
     trust_manifest = serializers.JSONField(allow_null=True)
 
 
+class HealthSerializer(serializers.Serializer):
+    state = serializers.ChoiceField(
+        choices=[c for c, _ in Agent.Health.choices],
+        help_text="unknown: not checked yet (never fetched, or demo data).",
+    )
+    consecutive_failures = serializers.IntegerField()
+    gone_since = serializers.DateTimeField(allow_null=True)
+    last_success_at = serializers.DateTimeField(allow_null=True)
+    uptime_7d = serializers.FloatField(allow_null=True, help_text="null without crawl attempts.")
+    uptime_30d = serializers.FloatField(allow_null=True)
+
+
+class ModerationSerializer(serializers.Serializer):
+    state = serializers.ChoiceField(choices=[c for c, _ in Agent.Moderation.choices])
+    reason = serializers.CharField(
+        allow_null=True,
+        help_text="Why it was rejected or hidden: in a detail read by the owner or staff, when "
+        "there is a reason; null otherwise (always null in list rows).",
+    )
+
+
 class AgentSummarySerializer(serializers.ModelSerializer):
-    """One row of a search result."""
+    """One row of a search result: shared fields have the detail's shapes."""
+
+    moderation = ModerationSerializer(source="*")
+    health = HealthSerializer(source="*")
+    crawl = CrawlSerializer(source="*")
+    signature_status = serializers.CharField(
+        allow_null=True,
+        help_text="null until a signature check ran (the detail's signature.status).",
+    )
 
     score = serializers.IntegerField(
         read_only=True,
@@ -162,6 +193,7 @@ class AgentSummarySerializer(serializers.ModelSerializer):
             "status",
             "moderation",
             "health",
+            "crawl",
             "signature_status",
             "streaming",
             "skills",
@@ -196,7 +228,6 @@ class AgentDetailSerializer(AgentSummarySerializer):
     interfaces = serializers.JSONField()
     content_sha256 = serializers.CharField()
     signature = serializers.SerializerMethodField()
-    health = serializers.SerializerMethodField()
     embed = serializers.SerializerMethodField()
     ard = ArdSectionSerializer(source="*")
 
@@ -254,17 +285,6 @@ class AgentDetailSerializer(AgentSummarySerializer):
         return badges.embed_snippets(agent, absolute(request, "/").rstrip("/"))
 
     @extend_schema_field({"type": "object", "additionalProperties": True})
-    def get_health(self, agent: Agent) -> dict[str, Any]:
-        return {
-            "state": agent.health,
-            "consecutive_failures": agent.consecutive_failures,
-            "gone_since": agent.gone_since,
-            "last_success_at": agent.last_success_at,
-            "uptime_7d": health.uptime(agent, days=7),
-            "uptime_30d": health.uptime(agent, days=30),
-        }
-
-    @extend_schema_field({"type": "object", "additionalProperties": True})
     def get_signature(self, agent: Agent) -> dict[str, Any]:
         """The latest verification report plus every key that ever verified a card of this agent."""
         report: dict[str, Any] = {
@@ -283,15 +303,7 @@ class AgentDetailSerializer(AgentSummarySerializer):
 class ViewerFieldsSerializer(serializers.Serializer):
     """Added to a stored detail at read time: they depend on who is reading."""
 
-    moderation = inline_serializer(
-        "AgentModeration",
-        {
-            "state": serializers.CharField(),
-            "reason": serializers.CharField(
-                allow_null=True, help_text="Shown to the owner and staff only."
-            ),
-        },
-    )
+    moderation = ModerationSerializer()
     owned = serializers.BooleanField(help_text="Whether the caller may re-crawl or delete it.")
 
 

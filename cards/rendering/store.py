@@ -25,7 +25,7 @@ from cards.rendering import documents as rendered
 
 # Bump when a document's shape changes; `manage.py render_documents` (and a data migration)
 # re-render every agent whose documents are older.
-DOC_FORMAT = 2
+DOC_FORMAT = 3  # 3: list rows share the detail's shapes (moderation, health, crawl)
 
 FacetKey = tuple[str, str, str]  # kind, direction, key
 
@@ -187,14 +187,15 @@ def _store_many(agents: list[Agent]) -> None:
             {c for c in ard_entry.get("capabilities") or [] if isinstance(c, str)}
             | {s.skill_id for s in skills if s.skill_id}
         )[:100]
-        agent.summary_doc = json_text(rendered.summary(agent, skills))
+        uptime = up.get(agent.pk, (None, None))
+        agent.summary_doc = json_text(rendered.summary(agent, skills, uptime))
         agent.detail_doc = json_text(
             rendered.detail(
                 agent,
                 skills,
                 list(agent.extensions.all()),
                 list(agent.keys.all()),
-                up.get(agent.pk, (None, None)),
+                uptime,
             )
         )
         agent.doc_format = DOC_FORMAT
@@ -337,18 +338,19 @@ def crawl_state_documents(agent: Agent) -> dict[str, Any] | None:
     summary = json.loads(agent.summary_doc)
     detail = json.loads(agent.detail_doc)
     gone = Agent.Health.GONE
-    if (summary.get("health") == gone) != (agent.health == gone):
+    if ((summary.get("health") or {}).get("state") == gone) != (agent.health == gone):
         return None
     when = rendered.when
+    health = rendered.health_section(agent, uptimes([agent.pk]).get(agent.pk, (None, None)))
+    crawl = rendered.crawl_section(agent)
     summary.update(
         status=agent.status,
-        health=agent.health,
-        signature_status=agent.signature_status,
+        health=health,
+        crawl=crawl,
+        signature_status=agent.signature_status or None,
         last_crawled_at=when(agent.last_crawled_at),
     )
     detail.update(status=agent.status, updated_at=when(agent.updated_at))
-    detail["health"] = rendered.health_section(
-        agent, uptimes([agent.pk]).get(agent.pk, (None, None))
-    )
-    detail["crawl"] = rendered.crawl_section(agent)
+    detail["health"] = health
+    detail["crawl"] = crawl
     return {"summary_doc": json_text(summary), "detail_doc": json_text(detail)}

@@ -18,5 +18,5 @@ _BREAK_AFTER = re.compile(r"([;/,])")
 def break_points(value: object) -> SafeString:
     """The value escaped, with <wbr> after each ';', '/' and ',': a facet value then wraps at
     its parameters instead of mid-word."""
-    escaped = str(conditional_escape(value))
+    escaped = str(conditional_escape(str(value)))
     return mark_safe(_BREAK_AFTER.sub(r"\1<wbr>", escaped))  # noqa: S308 - escaped above

@@ -115,3 +115,44 @@ def test_every_get_response_matches_the_document(world: dict[str, Any]) -> None:
 
 def _paged(operation: dict[str, Any]) -> bool:
     return any(p.get("name") == "limit" for p in operation.get("parameters", []))
+
+
+def test_list_rows_and_the_detail_give_each_shared_field_one_shape(db: None) -> None:
+    from django.contrib.auth import get_user_model
+    from rest_framework.authtoken.models import Token
+
+    from cards.models import Agent
+
+    accounts = {}
+    for name in ("owner", "someone-else"):
+        user = get_user_model().objects.create_user(username=name)
+        client = APIClient()
+        client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=user).key}")
+        accounts[name] = (user, client)
+    agent = agent_from_card(minimal_card(name="Shapes"))
+    Agent.objects.filter(pk=agent.pk).update(submitted_by=accounts["owner"][0])
+
+    for _, client in accounts.values():
+        row = client.get("/api/v1/agents").json()["results"][0]
+        detail = client.get(f"/api/v1/agents/{agent.pk}").json()
+        # The same object shapes in a list row and the detail.
+        assert set(row["health"]) == set(detail["health"])
+        assert row["health"] == detail["health"]
+        assert row["crawl"] == detail["crawl"]
+        assert set(row["moderation"]) == set(detail["moderation"]) == {"state", "reason"}
+        assert row["signature_status"] == detail["signature"]["status"] == "unsigned"
+        # No reason given: null for the owner and for everyone else alike.
+        assert row["moderation"]["reason"] is None and detail["moderation"]["reason"] is None
+        assert detail["crawl"]["last_error"] is None
+
+    # A row never fetched: nothing checked, so null in both, never "".
+    never = Agent.objects.create(url="https://never.example.com/card.json")
+    from cards.rendering.store import agent_changed
+
+    agent_changed(never.pk)
+    client = accounts["someone-else"][1]
+    rows = {r["id"]: r for r in client.get("/api/v1/agents").json()["results"]}
+    detail = client.get(f"/api/v1/agents/{never.pk}").json()
+    assert rows[str(never.pk)]["signature_status"] is None
+    assert detail["signature"]["status"] is None
+    assert detail["health"]["state"] == "unknown" and detail["crawl"]["last_http_status"] is None
