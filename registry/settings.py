@@ -380,9 +380,16 @@ LOGGING = {
     "root": {"handlers": ["console"], "level": env_str("REGISTRY_LOG_LEVEL", "INFO")},
     # One line per outbound request is noise; the crawl outcome is recorded on the agent.
     # The MCP SDK logs "Processing request of type ..." and "Terminating session" per call.
+    # Each line once: a 4xx is the access log's line (not also django.request's "Bad Request");
+    # a 500 is logged once with its traceback by registry.errors. Celery's "Task ... succeeded:
+    # 'error'" is replaced by cards.tasks' own line saying what the crawl recorded. kombu's
+    # "No hostname was supplied" is noise when no broker is configured (eager tasks).
     "loggers": {
         "httpx": {"level": "WARNING"},
         "httpcore": {"level": "WARNING"},
         "mcp": {"level": "WARNING"},
+        "django.request": {"level": "ERROR"},
+        "celery.app.trace": {"level": "WARNING"},
+        "kombu.connection": {"level": "ERROR"},
     },
 }
