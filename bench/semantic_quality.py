@@ -259,7 +259,7 @@ def main() -> None:
         for lex in (0.0, 0.1, 0.2, 0.3, 0.4):
             semantic.LEX_WEIGHT = lex
             report(f"LEX_WEIGHT {lex}", sets, asker, ["tuning"])
-        semantic.LEX_WEIGHT = 0.15
+        semantic.LEX_WEIGHT = 0.1
         for mid in (0.27, 0.29, 0.31, 0.33, 0.35):
             semantic.MID = mid
             report(f"MID {mid}", sets, asker, ["tuning"])

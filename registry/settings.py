@@ -134,14 +134,12 @@ else:
     # request's sync code in a fresh thread, so per-thread persistent connections are never
     # reused; a psycopg connection pool keeps them (docs/benchmarks-protocols.md).
     if REGISTRY_DB_POOL and DATABASES["default"]["ENGINE"].endswith("postgresql"):
-        from psycopg_pool import ConnectionPool
-
         DATABASES["default"]["CONN_MAX_AGE"] = 0
-        # `check`: a pooled connection is tested as it is handed out, so connections broken by
-        # a database restart are replaced instead of failing a request (docs/security.md).
-        DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
-            "min_size": 1, "max_size": 8, "check": ConnectionPool.check_connection,
-        }  # fmt: skip
+        # A pooled connection is tested as it is handed out (Django passes psycopg_pool's
+        # `check=ConnectionPool.check_connection` itself when CONN_HEALTH_CHECKS is on; giving it
+        # here too is a TypeError on every query), so connections broken by a database restart
+        # are replaced instead of failing a request (docs/security.md; tests/faults/).
+        DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {"min_size": 1, "max_size": 8}
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
@@ -337,10 +335,6 @@ REGISTRY_IMPORT_INLINE_MAX_URLS = env_int("REGISTRY_IMPORT_INLINE_MAX_URLS", 100
 REGISTRY_EMBEDDINGS = env_str("REGISTRY_EMBEDDINGS", "auto").lower()
 if REGISTRY_EMBEDDINGS not in ("auto", "off"):
     raise ConfigError(f"REGISTRY_EMBEDDINGS must be auto or off (got {REGISTRY_EMBEDDINGS!r})")
-# The one relevance cutoff (0 to 100) of search and explore: agents scoring below it are left out.
-REGISTRY_SEMANTIC_CUTOFF = env_int("REGISTRY_SEMANTIC_CUTOFF", 40, minimum=0)
-if REGISTRY_SEMANTIC_CUTOFF > 100:
-    raise ConfigError("REGISTRY_SEMANTIC_CUTOFF must be from 0 to 100")
 # Tokens of an agent's text the model reads (at most 128, what it was trained on); fewer is
 # faster to embed at ingest (docs/search.md, "Speed").
 REGISTRY_EMBEDDING_MAX_TOKENS = env_int("REGISTRY_EMBEDDING_MAX_TOKENS", 80, minimum=16)

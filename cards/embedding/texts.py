@@ -71,11 +71,8 @@ MAX_SKILLS = 16  # skills with a vector of their own; later ones count through t
 
 
 def skill_text(name: str, description: str, examples: Any, tags: Any) -> str:
-    """The text of one skill: name, description, examples (payloads left out), tags; empty
-    (no vector of its own) for a skill that is only a name: too short to say what it does."""
+    """The text of one skill: name, description, examples (payloads left out), tags."""
     said = [t for t in _strings(examples) if not t.lstrip().startswith(("{", "["))]
-    if not description.strip() and not said:
-        return ""
     parts = [name, description, *said]
     parts.append(" ".join(_strings(tags)))
     return "\n".join(" ".join(part.split()) for part in parts if part.strip())[:MAX_CHARS]

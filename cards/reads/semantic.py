@@ -40,7 +40,7 @@ from cards.models import Agent, Skill
 FLOOR = 0.12  # fused similarity under which an agent is noise (nearest-neighbour candidates too)
 MID = 0.31  # the fused similarity scored 50: half of the agents there serve the need
 WIDTH = 0.04  # how fast the score rises around MID
-LEX_WEIGHT = 0.15
+LEX_WEIGHT = 0.1
 CONFIDENT = 50
 NEAREST_MIN = 100  # vector candidates asked for a page (more for deep pages)
 NEAREST_ALL = 2000  # ... and for matched_ids (facets)
