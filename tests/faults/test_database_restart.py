@@ -6,6 +6,7 @@ The cluster is the test's own (tests/faults/services.py), never the machine's.
 from __future__ import annotations
 
 import json
+import sys
 import time
 
 import httpx
@@ -78,11 +79,22 @@ def test_a_worker_recovers_after_postgresql_restarts(
     )
 
 
+# compose's protocols service: gunicorn's uvicorn workers with the psycopg pool.
+PROTOCOLS = [
+    sys.executable, "-m", "gunicorn", "-c", "gunicorn.conf.py", "-k",
+    "uvicorn_worker.UvicornWorker", "--bind", "127.0.0.1:{port}", "registry.asgi:application",
+]  # fmt: skip
+
+
 @pytest.mark.parametrize("kill", [False, True], ids=["fast-stop", "kill-9"])
+@pytest.mark.parametrize("server", ["uvicorn", "compose-protocols"])
 def test_every_asgi_door_recovers_within_seconds_of_postgresql_returning(
-    stack: Registry, private_postgres: PrivatePostgres, weather_agent: str, kill: bool
+    stack: Registry, private_postgres: PrivatePostgres, weather_agent: str, kill: bool, server: str
 ) -> None:
-    base = stack.serve()
+    if server == "uvicorn":
+        base = stack.serve()
+    else:
+        base = stack.serve(PROTOCOLS, REGISTRY_DB_POOL="true")
     # Every door holds a database connection before the restart (the stale-connection case).
     assert failing(base, weather_agent) == {}
 
