@@ -60,6 +60,15 @@ def test_every_corpus_card_is_ingested_without_a_crash(
     spec_sample = Agent.objects.get(url__contains="/004-")
     assert spec_sample.valid is True, spec_sample.findings
     assert len(spec_sample.interfaces) == 3
+    # Verdicts by the version each card declares (docs/validation-rules.md, bench/tck_compare.py):
+    # a complete 0.3.0 card with extra supportedInterfaces, a card on a private host and one
+    # with the mode `json` are valid; a url-layout card without protocolVersion and one that
+    # declares 1.0 without supportedInterfaces are not.
+    expected = {"057": True, "023": True, "062": True, "008": False, "050": False, "058": False}
+    for prefix, valid in expected.items():
+        agent = Agent.objects.get(url__contains=f"/{prefix}-")
+        errors = [f for f in agent.findings if f["severity"] == "error"]
+        assert agent.valid is valid, (prefix, errors)
 
 
 def seed_000_card() -> dict[str, Any]:
