@@ -76,7 +76,12 @@ def test_auto_merges_peers_within_the_deadline(
         and "urn:air:slow.example:a2a:late" not in identifiers
     )
     peer = next(r for r in results if r["identifier"] == PEER_RESULT["identifier"])
-    assert peer["source"] == good.url("/ard/") and identifiers[0] == PEER_RESULT["identifier"]
+    assert peer["source"] == good.url("/ard/")
+    # Merged by score, ours first on a tie: the peer's 99 goes before every result of ours below.
+    scores = [r["score"] for r in results]
+    assert scores == sorted(scores, reverse=True)
+    place = identifiers.index(PEER_RESULT["identifier"])
+    assert all(r["score"] >= 99 for r in results[:place])
     assert demo["weather"].ard_identifier in identifiers
     assert "junk" not in identifiers
 
