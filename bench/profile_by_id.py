@@ -1,0 +1,108 @@
+"""Where the CPU of one fetch by id goes: the WSGI application called in-process, profiled.
+
+Calls ``registry.wsgi.application`` directly with a WSGI environ (what gunicorn does, without
+the socket), for ``--requests`` requests over a sample of agent ids, after a warm-up, with the
+production middleware and the anonymous limiter on (its rate raised: one address sends all).
+Prints the mean wall and CPU time per request and the cProfile functions by cumulative time.
+
+    .venv/bin/python bench/profile_by_id.py \\
+        --database-url postgres://postgres@127.0.0.1:5432/registry_peer_ours_bench
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import io
+import os
+import pstats
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def environ(path: str) -> dict[str, Any]:
+    return {
+        "REQUEST_METHOD": "GET",
+        "PATH_INFO": path,
+        "QUERY_STRING": "",
+        "SERVER_NAME": "127.0.0.1",
+        "SERVER_PORT": "8000",
+        "SERVER_PROTOCOL": "HTTP/1.1",
+        "REMOTE_ADDR": "127.0.0.1",
+        "HTTP_HOST": "127.0.0.1:8000",
+        "HTTP_ACCEPT": "*/*",
+        "HTTP_USER_AGENT": "wrk",
+        "wsgi.url_scheme": "http",
+        "wsgi.input": io.BytesIO(b""),
+        "wsgi.errors": sys.stderr,
+        "wsgi.multithread": True,
+        "wsgi.multiprocess": True,
+        "wsgi.run_once": False,
+        "wsgi.version": (1, 0),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--database-url", required=True)
+    parser.add_argument("--redis-url", default="redis://127.0.0.1:6379/9")
+    parser.add_argument("--requests", type=int, default=5000)
+    parser.add_argument("--path-template", default="/api/v1/agents/{id}")
+    parser.add_argument("--top", type=int, default=30)
+    parser.add_argument("--no-profile", action="store_true", help="time only")
+    args = parser.parse_args()
+    os.environ.update(
+        DATABASE_URL=args.database_url,
+        REDIS_URL=args.redis_url,
+        DJANGO_SECRET_KEY="bench-only-secret-not-for-production",
+        DJANGO_DEBUG="false",
+        ALLOWED_HOSTS="127.0.0.1,localhost",
+        REGISTRY_ANON_RATE="100000000/minute",
+        DJANGO_SETTINGS_MODULE="registry.settings",
+        REGISTRY_LOG_LEVEL="WARNING",
+    )
+    sys.path.insert(0, str(ROOT))
+    from cards.models import Agent
+    from registry.wsgi import application
+
+    ids = [str(pk) for pk in Agent.objects.values_list("pk", flat=True)[:500]]
+    paths = [args.path_template.format(id=i) for i in ids]
+    statuses: dict[str, int] = {}
+
+    def start_response(status: str, headers: list[tuple[str, str]], exc: Any = None) -> Any:
+        statuses[status] = statuses.get(status, 0) + 1
+        return None
+
+    def run(n: int) -> None:
+        for k in range(n):
+            result = application(environ(paths[k % len(paths)]), start_response)
+            b"".join(result)
+            result.close()  # type: ignore[attr-defined]
+
+    run(500)
+    statuses.clear()
+    wall, cpu = time.perf_counter(), time.process_time()
+    run(args.requests)
+    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    print(
+        f"{args.requests} requests: {wall / args.requests * 1000:.3f} ms wall, "
+        f"{cpu / args.requests * 1000:.3f} ms CPU per request; statuses {statuses}"
+    )
+    if args.no_profile:
+        return
+    profiler = cProfile.Profile()
+    profiler.enable()
+    run(args.requests)
+    profiler.disable()
+    out = io.StringIO()
+    stats = pstats.Stats(profiler, stream=out)
+    stats.sort_stats("cumulative").print_stats(args.top)
+    print(out.getvalue())
+
+
+if __name__ == "__main__":
+    main()
