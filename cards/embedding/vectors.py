@@ -41,11 +41,13 @@ from django.conf import settings
 from django.db.models import Max
 
 from cards.embedding.model import DIM, NAME, load_runtime_first
-from cards.models import AgentEmbedding
+from cards.models import AgentEmbedding, VectorSnapshotPart
 
 logger = logging.getLogger(__name__)
 
 REFRESH_SECONDS = 1.0
+CHUNK_BYTES = 8 << 20  # a published snapshot file is stored in chunks of this size
+FILES = ("graph.usearch", "ids.npy", "seqs.npy", "matrix.npy", "offsets.npy", "skills.npy")
 KEY_SPAN = 64  # graph key of an agent's row r: position * KEY_SPAN + r (r = 0: the whole text)
 KEYS = "rows64"  # the key scheme, in meta.json: snapshots with another one are written again
 WINDOW_SECONDS = 30.0
@@ -128,6 +130,82 @@ def _current_name() -> str | None:
         return None
 
 
+def _make_current(directory: Path, name: str) -> None:
+    pointer = directory / f".current.{os.getpid()}.{threading.get_ident()}"
+    pointer.write_text(name)
+    os.replace(pointer, directory / "current")
+
+
+# --- the snapshot through PostgreSQL: machines without a shared disk --------------------------
+
+
+def published_name() -> str | None:
+    """The newest snapshot published to the database (complete: its meta.json is there)."""
+    row = (
+        VectorSnapshotPart.objects.filter(file="meta.json")
+        .order_by("-id")
+        .values_list("snapshot", flat=True)
+        .first()
+    )
+    return row or None
+
+
+def _publish(target: Path, keep: set[str]) -> None:
+    """Store the files of the snapshot in ``target`` in the database (one transaction, meta.json
+    last), and drop published snapshots other than ``keep``."""
+    from django.db import transaction
+
+    with transaction.atomic():
+        for file in (*FILES, "meta.json"):
+            data = (target / file).read_bytes()
+            VectorSnapshotPart.objects.bulk_create(
+                VectorSnapshotPart(
+                    snapshot=target.name, file=file, chunk=i, data=data[start : start + CHUNK_BYTES]
+                )
+                for i, start in enumerate(range(0, max(len(data), 1), CHUNK_BYTES))
+            )
+        VectorSnapshotPart.objects.exclude(snapshot__in=keep | {target.name}).delete()
+
+
+def _fetch(name: str) -> bool:
+    """Copy the published snapshot ``name`` into this machine's directory and make it current;
+    False when it is gone meanwhile. One process of the machine copies, the others wait."""
+    import fcntl
+
+    directory = _directory()
+    directory.mkdir(parents=True, exist_ok=True)
+    with open(directory / ".fetch.lock", "a+") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            if not (directory / name / "meta.json").exists():
+                partial = directory / f".{name}.{os.getpid()}"
+                shutil.rmtree(partial, ignore_errors=True)
+                partial.mkdir()
+                files: dict[str, Any] = {}
+                parts = (
+                    VectorSnapshotPart.objects.filter(snapshot=name)
+                    .order_by("file", "chunk")
+                    .values_list("file", "data")
+                    .iterator(chunk_size=4)
+                )
+                for file, data in parts:
+                    if file not in files:
+                        files[file] = open(partial / file, "wb")  # noqa: SIM115 - closed below
+                    files[file].write(bytes(data))
+                for handle in files.values():
+                    handle.close()
+                if set(files) != {*FILES, "meta.json"}:
+                    shutil.rmtree(partial, ignore_errors=True)
+                    return False
+                os.replace(partial, directory / name)
+                logger.info("vector index snapshot %s copied from the database", name)
+            if _current_name() != name:
+                _make_current(directory, name)
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+    return True
+
+
 class VectorIndex:
     """One process's view of every agent's vector (see the module's docstring)."""
 
@@ -154,6 +232,11 @@ class VectorIndex:
                 return
             self.checked = now
             name = _current_name()
+            published = published_name()
+            if published is not None and published != name and published != self.snapshot.name:
+                # A newer snapshot written on another machine (or this one's lost its files).
+                if _fetch(published):
+                    name = published
             if not self.loaded or (name is not None and name != self.snapshot.name):
                 self._open(name)
             self._catch_up(now)
@@ -394,10 +477,9 @@ def save_snapshot(*, threads: int = 0) -> int:
     )
     meta = {"floor": floor, "mark": mark, "n": len(ids), "keys": KEYS}
     (target / "meta.json").write_text(json.dumps(meta))
-    pointer = directory / f".current.{os.getpid()}"
-    pointer.write_text(name)
-    os.replace(pointer, directory / "current")
+    _make_current(directory, name)
     keep = {name, base.name if base else ""}
+    _publish(target, keep)
     for old in directory.iterdir():
         if old.is_dir() and old.name not in keep:
             shutil.rmtree(old, ignore_errors=True)

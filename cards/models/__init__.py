@@ -2,7 +2,7 @@
 
 from cards.models.activity import AuditEntry, CrawlAttempt, ImportItem, ImportJob
 from cards.models.agents import Agent, FacetCount
-from cards.models.ard import AgentEmbedding, Manifest
+from cards.models.ard import AgentEmbedding, Manifest, VectorSnapshotPart
 from cards.models.cards import Extension, Mode, Skill, SkillTag, Snapshot
 from cards.models.keys import AgentEvent, AgentKey, PinnedKey, RegistrySigningKey
 
@@ -24,4 +24,5 @@ __all__ = [
     "Skill",
     "SkillTag",
     "Snapshot",
+    "VectorSnapshotPart",
 ]

@@ -52,3 +52,26 @@ class AgentEmbedding(models.Model):
         db_index=True, help_text="Increases on every write: index refreshes read rows after one."
     )
     updated_at = models.DateTimeField(auto_now=True)
+
+
+class VectorSnapshotPart(models.Model):
+    """A chunk of one file of a vector index snapshot (cards/embedding/vectors.py), published
+    by the worker that wrote it so that processes on other machines, with no shared disk, get
+    the same snapshot. A snapshot is published in one transaction; its ``meta.json`` row marks
+    it complete."""
+
+    snapshot = models.CharField(max_length=128, db_index=True)
+    file = models.CharField(max_length=64)
+    chunk = models.PositiveIntegerField()
+    data = models.BinaryField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["snapshot", "file", "chunk"], name="vector_snapshot_part_unique"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.snapshot}/{self.file}#{self.chunk}"
