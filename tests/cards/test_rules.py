@@ -165,7 +165,8 @@ def test_a_url_layout_card_without_a_protocol_version_is_an_error(base: dict[str
 
 
 def test_a_card_that_declares_1_0_without_supported_interfaces_is_an_error() -> None:
-    for base, shape in ((V03_CARD, "v0.3"), (V02_CARD, "v0.2")):
+    cases: tuple[tuple[dict[str, Any], Shape], ...] = ((V03_CARD, "v0.3"), (V02_CARD, "v0.2"))
+    for base, shape in cases:
         findings = check(card(base, protocolVersion="1.0"), shape=shape)
 
         assert found(findings) == {("card.missing-field", "/supportedInterfaces")}
