@@ -43,6 +43,16 @@ def input_documents() -> QuerySet[SchemaDocument]:
     return SchemaDocument.objects.filter(usable=True).filter(Exists(inputs))
 
 
+def _storable(name: str) -> bool:
+    if "\x00" in name:
+        return False
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def _prefilter(payload: Any) -> list[tuple[int, str, str]]:
     """(id, sha256, draft) of the schemas the payload may satisfy."""
     bits = value_bits(payload)
@@ -51,6 +61,12 @@ def _prefilter(payload: Any) -> list[tuple[int, str, str]]:
         return list(rows.values_list("pk", "sha256", "draft"))
     keys = sorted(payload)
     if connection.vendor == "postgresql":
+        # A name PostgreSQL cannot store (NUL, a lone surrogate) is no schema's required or
+        # declared property: it only rules out the closed schemas, and is not sent.
+        storable = [key for key in keys if _storable(key)]
+        if len(storable) != len(keys):
+            rows = rows.filter(closed=False)
+        keys = storable
         # `required ?| keys` is answered by the GIN index (migration 0002), `required_count = 0`
         # by a partial index; containment and closedness are checked on those rows only.
         rows = (

@@ -245,6 +245,21 @@ def test_match_rejects_payloads_the_schema_does_not_accept(
     assert body["results"] == []
 
 
+@pytest.mark.parametrize("name", ["a\\u0000", "x\\u0000y"])
+def test_match_takes_member_names_postgresql_cannot_store(
+    api: APIClient, fighter: Agent, name: str
+) -> None:
+    """A NUL in a member name is no schema's property: the closed fight schema refuses it, and
+    the answer is a 200, not a database error."""
+    response = api.post(
+        "/api/v1/schemas/match",
+        data='{"payload": {"a": "Lion", "b": "Tiger", "' + name + '": 1}}',
+        content_type="application/json",
+    )
+    assert response.status_code == 200, response.content
+    assert response.json()["results"] == []
+
+
 def test_match_respects_the_limit_and_reports_truncation(api: APIClient) -> None:
     for i in range(3):
         agent_from_card(fight_card(name=f"Oracle {i}"))
