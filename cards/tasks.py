@@ -128,12 +128,19 @@ def _sweep_lock() -> Iterator[bool]:
         yield True
         return
     token = str(random.random())
-    acquired = bool(client.set(SWEEP_LOCK, token, nx=True, ex=120))
+    try:
+        acquired = bool(client.set(SWEEP_LOCK, token, nx=True, ex=120))
+    except Exception:  # Redis went away: skip this sweep, the next one will run
+        logger.warning("sweep skipped: Redis is unreachable", exc_info=True)
+        acquired = False
     try:
         yield acquired
     finally:
-        if acquired and client.get(SWEEP_LOCK) == token.encode():
-            client.delete(SWEEP_LOCK)
+        try:
+            if acquired and client.get(SWEEP_LOCK) == token.encode():
+                client.delete(SWEEP_LOCK)
+        except Exception:  # the lock expires by itself (120 s)
+            logger.warning("sweep lock not released: Redis is unreachable", exc_info=True)
 
 
 def sweep(*, limit: int | None = None, spread: float = 0.0) -> int:
