@@ -205,11 +205,12 @@ HTTP_URL = {
 # A media type as the search parameters take it (RFC 9110 tokens, at most one parameter).
 _TOKEN = "[!#$%&'*+.^_`|~0-9A-Za-z-]+"
 _QUOTED = "[ !#-\\[\\]-~]"  # printable ASCII but the quote and the backslash
+# Empty (or blanks) is no filter, as for every search parameter (a form's empty field).
 MEDIA_TYPE = {
     "type": "string",
     "maxLength": 1000,
     "pattern": (
-        f'^[ \\t]*{_TOKEN}/{_TOKEN}([ \\t]*;[ \\t]*{_TOKEN}=({_TOKEN}|"{_QUOTED}*"))?[ \\t]*$'
+        f'^[ \\t]*({_TOKEN}/{_TOKEN}([ \\t]*;[ \\t]*{_TOKEN}=({_TOKEN}|"{_QUOTED}*"))?[ \\t]*)?$'
     ),
 }
 MEDIA_TYPES = {"input_mode", "output_mode"}

@@ -218,7 +218,7 @@ class AgentSearch:
             health=query.choices("health", Agent.Health.values),
             status=query.choice("status", Agent.Status.values),
         )
-        if len(search.tags) > cls.MAX_TAGS:
+        if len(query.data.getlist("tag")) > cls.MAX_TAGS:  # blank ones count: it is the limit
             raise invalid("tag", f"is given too often: at most {cls.MAX_TAGS} tags can be combined")
         for name in ("input_mode", "output_mode"):
             text = query.one(name)

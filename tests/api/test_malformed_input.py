@@ -152,3 +152,14 @@ def test_enumerated_parameters_refuse_an_empty_value(client: Client) -> None:
         body = _problem(client.get(url))
         assert body["errors"][0]["pointer"] in ("#/format", "#/direction")
     assert client.get(f"/api/v1/agents/{agent.pk}/attestation?format=json").status_code == 200
+
+
+def test_blank_values_count_against_the_tag_limit_and_empty_media_types_are_no_filter(
+    client: Client,
+) -> None:
+    """The document says at most 10 ``tag`` values and a media type or nothing; the API reads
+    them the same way (schemathesis found 16 blank tags accepted)."""
+    for path in ("/api/v1/agents", "/api/v1/skills"):
+        body = _problem(client.get(path + "?" + "&".join(["tag="] * 11)))
+        assert body["errors"][0]["pointer"] == "#/tag"
+        assert client.get(path + "?input_mode=&output_mode=").status_code == 200
