@@ -66,6 +66,9 @@ def main() -> None:
         REGISTRY_LOG_LEVEL="WARNING",
     )
     sys.path.insert(0, str(ROOT))
+    import django
+
+    django.setup()
     from cards.models import Agent
     from registry.wsgi import application
 
@@ -81,7 +84,7 @@ def main() -> None:
         for k in range(n):
             result = application(environ(paths[k % len(paths)]), start_response)
             b"".join(result)
-            result.close()  # type: ignore[attr-defined]
+            result.close()
 
     run(500)
     statuses.clear()

@@ -127,9 +127,13 @@ else:
         DATABASES = {"default": dict(dj_database_url.parse(_database_url, conn_max_age=60))}
     except Exception as exc:  # the library raises several types for a bad URL
         raise ConfigError(f"DATABASE_URL is not a usable database URL: {exc}") from None
-    # A reused connection is checked (one `SELECT 1`) at the start of each request, so a restarted
-    # database costs no failed request; REGISTRY_DB_HEALTH_CHECKS=false saves that round trip.
+    # A reused connection is checked at the start of each request, so a restarted database costs
+    # no failed request: registry.postgresql polls its socket (no round trip) and sends a
+    # `SELECT 1` only when the server has written something; REGISTRY_DB_HEALTH_CHECKS=false
+    # skips the check.
     DATABASES["default"]["CONN_HEALTH_CHECKS"] = env_bool("REGISTRY_DB_HEALTH_CHECKS", True)
+    if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+        DATABASES["default"]["ENGINE"] = "registry.postgresql"
     # Under ASGI (registry.asgi: uvicorn, and gunicorn's uvicorn workers) Django runs each
     # request's sync code in a fresh thread, so per-thread persistent connections are never
     # reused; a psycopg connection pool keeps them (docs/benchmarks-protocols.md).
