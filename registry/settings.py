@@ -181,6 +181,8 @@ REST_FRAMEWORK: dict[str, Any] = {
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     "DEFAULT_PARSER_CLASSES": ["registry.parsers.StrictJSONParser"],
     "EXCEPTION_HANDLER": "registry.errors.problem_exception_handler",
+    # Accept absent, */* or application/json: the JSON renderer without parsing the header.
+    "DEFAULT_CONTENT_NEGOTIATION_CLASS": "registry.negotiation.JsonFirstNegotiation",
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "UNAUTHENTICATED_USER": None,
 }
