@@ -80,6 +80,11 @@ def _stat(pid: int) -> list[str] | None:
         return None
 
 
+def _alive(pid: int) -> bool:
+    fields = _stat(pid)
+    return fields is not None and fields[0] != "Z"
+
+
 def process_tree(root: int) -> list[int]:
     """``root`` and all its descendants (uvicorn's workers are spawned grandchildren too)."""
     parents: dict[int, int] = {}
@@ -121,6 +126,8 @@ def wait_up(url: str, process: subprocess.Popen[bytes], what: str) -> None:
 
 
 def stop(process: subprocess.Popen[bytes]) -> None:
+    """Stop a server and every process it started (a granian worker can outlive its master)."""
+    tree = process_tree(process.pid)
     if process.poll() is None:
         process.send_signal(signal.SIGTERM)
         try:
@@ -128,6 +135,15 @@ def stop(process: subprocess.Popen[bytes]) -> None:
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
+    deadline = time.monotonic() + 10
+    for pid in tree[1:]:
+        while _alive(pid) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        if _alive(pid):
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
 
 
 # --- ours -------------------------------------------------------------------------------------
