@@ -40,10 +40,10 @@ from a2a.server.jsonrpc_models import (
 )
 from django.conf import settings
 from django.core.cache import BaseCache, caches
+from django.core.exceptions import RequestDataTooBig
 from django.db import DatabaseError, DataError
 from django.http import HttpRequest, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
-from django.views.decorators.http import require_POST
 
 from cards.progress import EXTENSION_URI as PROGRESS_URI
 from cards.reads.gate import ANONYMOUS
@@ -301,6 +301,13 @@ def _get(version: str, params: dict[str, Any]) -> dict[str, Any]:
     return task if version == "1.0" else _spelled("0.3", task)
 
 
+def _declared_length(request: HttpRequest) -> int:
+    try:
+        return int(request.META.get("CONTENT_LENGTH") or 0)
+    except ValueError:
+        return 0
+
+
 def _parse(body: bytes) -> dict[str, Any]:
     if len(body) > MAX_BODY:
         raise RpcError(INVALID_REQUEST, f"Request too large (limit {MAX_BODY} bytes)")
@@ -327,12 +334,24 @@ def _parse(body: bytes) -> dict[str, Any]:
 
 
 @csrf_exempt
-@require_POST
 def a2a_endpoint(request: HttpRequest) -> JsonResponse:
-    """One JSON-RPC call (per-client limits: registry/limits.py's middleware)."""
+    """One JSON-RPC call (per-client limits: registry/limits.py's middleware).
+
+    Every answer is a JSON-RPC object: another method than POST is a 405 with an invalid-request
+    error, a body past ``MAX_BODY`` an invalid-request error read no further than its length."""
     rpc_id = None
+    if request.method != "POST":
+        response = _reply(None, error=RpcError(INVALID_REQUEST, "Use POST: /a2a is JSON-RPC 2.0"))
+        response.status_code, response["Allow"] = 405, "POST"
+        return response
     try:
-        call = _parse(request.body)
+        if _declared_length(request) > MAX_BODY:
+            raise RpcError(INVALID_REQUEST, f"Request too large (limit {MAX_BODY} bytes)")
+        try:
+            body = request.body
+        except RequestDataTooBig:  # past DATA_UPLOAD_MAX_MEMORY_SIZE with no Content-Length
+            raise RpcError(INVALID_REQUEST, f"Request too large (limit {MAX_BODY} bytes)") from None
+        call = _parse(body)
         rpc_id = call.get("id")
         method, params = call["method"], call.get("params", {})
         if method in SEND:

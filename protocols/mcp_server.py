@@ -14,8 +14,10 @@ views): a restarted PostgreSQL costs no failed call.
 
 from __future__ import annotations
 
+import json as _json
 import logging
 import typing
+from http import HTTPStatus
 from importlib.metadata import version as _pkg_version
 from typing import Annotated, Any, Literal
 
@@ -131,6 +133,10 @@ def argument_problem(tool: Tool, arguments: dict[str, Any]) -> str | None:
     if unknown:
         return f"Unknown argument: {', '.join(unknown)}. Known: {', '.join(sorted(properties))}."
     for name, value in arguments.items():
+        schema = properties.get(name, {})
+        if isinstance(value, bool) and schema.get("type") == "integer":
+            # pydantic's lax mode reads true as 1; the API refuses it (docs/orchestrators.md).
+            return f"{name} {_phrase({'type': 'int_type'}, schema)}"
         texts = value if isinstance(value, list) else [value]
         if any(isinstance(text, str) and "\x00" in text for text in texts):
             return f"{name} contains a NUL character"  # the API's words for its parameters
@@ -439,7 +445,48 @@ async def agent_card(agent_id: str) -> str:
 def make_app() -> Any:
     """A fresh Starlette app (and session manager) for one server lifespan."""
     server._session_manager = None
-    return server.streamable_http_app()
+    return json_errors(server.streamable_http_app())
+
+
+def json_errors(app: Any) -> Any:
+    """``app`` with every error it answers in plain text as a JSON-RPC error object.
+
+    The SDK's transport checks answer some refusals as text (a POST without
+    ``Content-Type: application/json`` is ``400 Invalid Content-Type header``); a client of
+    /mcp gets a JSON-RPC error for every failure, with the same status and the SDK's words."""
+
+    async def wrapped(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await app(scope, receive, send)
+            return
+        held: dict[str, Any] = {}
+
+        async def relay(message: dict[str, Any]) -> None:
+            if message["type"] == "http.response.start":
+                headers = dict(message.get("headers") or [])
+                if message["status"] >= 400 and b"json" not in headers.get(b"content-type", b""):
+                    held.update(status=message["status"], body=b"")
+                    return
+            elif held and message["type"] == "http.response.body":
+                held["body"] += message.get("body", b"")
+                if message.get("more_body"):
+                    return
+                status = int(held["status"])
+                text = held["body"].decode("utf-8", "replace").strip()
+                body = _json.dumps({"jsonrpc": "2.0", "id": None, "error": {
+                    "code": -32600, "message": text[:300] or HTTPStatus(status).phrase,
+                }}).encode()  # fmt: skip
+                await send({"type": "http.response.start", "status": status, "headers": [
+                    (b"content-type", b"application/json"),
+                    (b"content-length", str(len(body)).encode()),
+                ]})  # fmt: skip
+                await send({"type": "http.response.body", "body": body})
+                return
+            await send(message)
+
+        await app(scope, receive, relay)
+
+    return wrapped
 
 
 def _method_names(union: Any) -> set[str]:

@@ -84,6 +84,10 @@ def _int_param(value: Any, name: str, pointer: str, *, default: int, query: bool
             value = None
         else:
             value = int(value)
+    elif isinstance(value, float) and value.is_integer():
+        # A JSON number with a fraction of zero (5.0, as protobuf-based clients send every
+        # number) is the integer it spells; 2.5 is not (docs/security.md, "The probe").
+        value = int(value)
     if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 100:
         slug = "invalid-parameter" if query else "invalid-request"
         raise _invalid(f"{name} must be an integer from 1 to 100", pointer, slug)

@@ -1,0 +1,829 @@
+"""The probe: hostile input and other accounts' agents sent to every door of a live registry.
+
+The real ASGI app (registry.asgi under uvicorn, in a thread, as tests/protocols/conftest.py
+starts it) serves one set of agents for the whole module: alice's public agent and her pending,
+hidden, rejected and deleted canaries (tests/test_visibility.py's canary cards). Cases are
+generated at collection:
+
+* every route of the URLconf (enumerated, so a new route is probed without anyone adding it),
+  with NUL, lone surrogates and invalid UTF-8 in path segments and in each query parameter the
+  OpenAPI document lists for it (a generic set for routes it does not describe), impossible
+  dates and offsets in date parameters, floats, huge, zero and negative numbers in integer ones;
+* every JSON body (v1 POSTs, /ard/search, /ard/explore, every /mcp tool through tools/call,
+  /a2a SendMessage and message/send with text, data and agentQuery parts) with NUL and lone
+  surrogates in each string and as keys, 1 MB strings, 5,000 levels of nesting, 100,000 ``[``,
+  empty bodies, wrong content types, arrays for objects, unknown members and, where an integer
+  is expected, 5.0 (accepted), 2.5, 10**30, 0 and -1 (refused);
+* alice, bob and anonymous against each other on every door (ownership and visibility).
+
+Each answer must be below 500, in the door's own error shape (problem+json under /api/v1/, the
+ARD envelope under /ard/, a JSON-RPC error or an MCP tool error on /a2a and /mcp) and carry no
+exception text. docs/security.md ("The probe") says how to run it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import quote
+
+import httpx
+import pytest
+from django.urls import get_resolver
+
+from tests.test_visibility import PARAM, SKIPPED_PREFIXES, _walk, canary_card, secrets
+
+# The database is committed once by the module's fixture; each test only reads it over HTTP.
+pytestmark = pytest.mark.django_db
+
+STATES = ("pending", "hidden", "rejected", "deleted")
+EXTENSION = "https://doors.example/ext"
+SCHEMA = {"type": "object", "properties": {"n": {"type": "integer"}}}
+QUERY_MODE = "application/json;schema=agentQuery"
+MCP_HEADERS = {"accept": "application/json, text/event-stream"}
+
+# Exception text that must never reach a client.
+LEAK = re.compile(
+    r"Traceback|File \"/|psycopg|django\.db|\b(?:Type|Value|Key|Attribute|Index|Recursion|Unicode"
+    r"(?:Encode|Decode)?|Data|Integrity|Operational|Programming|Overflow)Error\b|"
+    r"object has no attribute|slice indices|NoneType"
+)
+
+
+# --------------------------------------------------------------------------------------------
+# The live registry and its agents, once for the module.
+
+
+@dataclass
+class World:
+    base: str
+    public: dict[str, str]  # pk, identifier, url of alice's public agent
+    canaries: dict[str, dict[str, str]]  # state -> pk, identifier, url
+    tokens: dict[str, str]  # alice, bob, staff
+    openapi: dict[str, Any] = field(default_factory=dict)
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _populate() -> tuple[dict[str, str], dict[str, dict[str, str]], dict[str, str]]:
+    from django.contrib.auth import get_user_model
+    from rest_framework.authtoken.models import Token
+
+    from cards import moderation
+    from cards.models import Agent
+    from cards.rendering.store import agent_changed
+    from tests.factories import agent_from_card, minimal_card
+
+    users = get_user_model().objects
+    alice = users.create_user(username="alice")
+    bob = users.create_user(username="bob")
+    staff = users.create_user(username="doorkeeper", is_staff=True)
+    tokens = {u.username: Token.objects.create(user=u).key for u in (alice, bob, staff)}
+    tokens["staff"] = tokens.pop("doorkeeper")
+
+    def row(agent: Any) -> dict[str, str]:
+        return {"pk": str(agent.pk), "identifier": agent.ard_identifier or "", "url": agent.url}
+
+    public = agent_from_card(
+        minimal_card(
+            name="Doorway public agent",
+            defaultInputModes=["text/plain", "application/json;schema=Door"],
+            capabilities={"streaming": False, "extensions": [{"uri": EXTENSION}]},
+            schemas={"Door": SCHEMA},
+        ),
+        url="https://public.doors.example/card",
+    )
+    Agent.objects.filter(pk=public.pk).update(submitted_by=alice)
+    public.refresh_from_db()
+    agent_changed(public.pk)
+    canaries = {}
+    for state in STATES:
+        agent = agent_from_card(canary_card(state), url=f"https://{state}.doors.example/card")
+        Agent.objects.filter(pk=agent.pk).update(submitted_by=alice)
+        agent.refresh_from_db()
+        if state == "deleted":
+            moderation.agent_delete(agent=agent, actor=alice)
+        else:
+            moderation.agent_moderate(agent=agent, state=state, actor=staff, reason="canary")
+        agent_changed(agent.pk)
+        # As a submission that was never approved: no reader but alice ever saw it, so no change
+        # feed may tell anyone else of it (docs/api.md, "Incremental sync").
+        Agent.objects.filter(pk=agent.pk).update(ever_public=False)
+        canaries[state] = row(Agent.objects.get(pk=agent.pk))
+    return row(public), canaries, tokens
+
+
+@pytest.fixture(scope="module")
+def world(django_db_setup: None, django_db_blocker: Any) -> Iterator[World]:
+    import uvicorn
+    from asgiref.sync import sync_to_async
+    from django.core.cache import cache
+    from django.core.management import call_command
+    from django.db import connections
+
+    from registry.asgi import application
+
+    with django_db_blocker.unblock():
+        cache.clear()
+        public, canaries, tokens = _populate()
+        port = _free_port()
+        server = uvicorn.Server(
+            uvicorn.Config(
+                application, host="127.0.0.1", port=port, lifespan="on", log_level="critical"
+            )
+        )
+        thread = threading.Thread(target=server.run, daemon=True)
+        thread.start()
+        deadline = time.monotonic() + 15
+        while not server.started:
+            if time.monotonic() > deadline or not thread.is_alive():
+                raise RuntimeError("the registry did not start")
+            time.sleep(0.05)
+        base = f"http://127.0.0.1:{port}"
+        world = World(base=base, public=public, canaries=canaries, tokens=tokens)
+        world.openapi = httpx.get(base + "/api/schema?format=json", timeout=30).json()
+        try:
+            yield world
+        finally:
+            server.should_exit = True
+            thread.join(10)
+            asyncio.run(sync_to_async(connections.close_all, thread_sensitive=True)())
+            call_command("flush", interactive=False, verbosity=0)
+            cache.clear()
+
+
+@pytest.fixture(scope="module")
+def http(world: World) -> Iterator[httpx.Client]:
+    with httpx.Client(base_url=world.base, timeout=30) as client:
+        yield client
+
+
+# --------------------------------------------------------------------------------------------
+# Checking an answer.
+
+
+def door_of(path: str) -> str:
+    if path.startswith("/api/v1/"):
+        return "v1"
+    if path.startswith("/ard/") or path == "/ard":
+        return "ard"
+    if path.startswith("/a2a"):
+        return "a2a"
+    if path.startswith("/mcp"):
+        return "mcp"
+    return "site"
+
+
+def check(response: httpx.Response, path: str) -> Any:
+    """The answer is below 500, in the door's error shape, with no exception text; its JSON."""
+    text = response.text
+    where = f"{response.request.method} {path[:200]} -> {response.status_code}: {text[:300]!r}"
+    assert response.status_code < 500, where
+    assert not LEAK.search(text), where
+    door = door_of(path)
+    if door == "site" or response.status_code in (301, 302, 304):
+        return None
+    if door in ("v1", "ard") and response.status_code < 400:
+        return response.json() if "json" in response.headers.get("content-type", "") else None
+    try:
+        body = response.json()
+    except ValueError:
+        raise AssertionError(f"not JSON: {where}") from None
+    if door == "v1":
+        assert response.headers["content-type"].startswith("application/problem+json"), where
+        assert {"type", "title", "status", "detail"} <= set(body), where
+        assert body["status"] == response.status_code, where
+    elif door == "ard":
+        assert isinstance(body, dict) and {"errorCode", "message"} <= set(body), where
+    else:
+        assert isinstance(body, dict) and body.get("jsonrpc") == "2.0", where
+        if response.status_code >= 400 or "error" in body:
+            error = body.get("error")
+            assert isinstance(error, dict), where
+            assert isinstance(error.get("code"), int) and isinstance(error.get("message"), str)
+        else:
+            assert "result" in body, where
+    return body
+
+
+def is_error(response: httpx.Response, body: Any) -> bool:
+    """Whether a checked answer refuses the request (4xx, JSON-RPC error or MCP tool error)."""
+    if response.status_code >= 400:
+        return True
+    if isinstance(body, dict) and "error" in body and "jsonrpc" in body:
+        return True
+    result = body.get("result") if isinstance(body, dict) else None
+    if isinstance(result, dict) and result.get("isError"):
+        return True
+    if isinstance(result, dict):  # an A2A task that failed on its input
+        task = result.get("task") or result
+        state = (task.get("status") or {}).get("state", "") if isinstance(task, dict) else ""
+        return "FAILED" in str(state).upper() or "REJECTED" in str(state).upper()
+    return False
+
+
+# --------------------------------------------------------------------------------------------
+# Routes and their parameters.
+
+
+def routes() -> list[str]:
+    found = []
+    for route, _entry in _walk(get_resolver().url_patterns):
+        if route.startswith(SKIPPED_PREFIXES) or route.startswith("^"):
+            continue
+        found.append(route)
+    # /mcp is mounted by the ASGI dispatcher outside the URLconf.
+    return sorted(set(found)) + ["mcp"]
+
+
+GENERIC_PARAMS = ("q", "limit", "cursor", "format", "filter", "pageSize", "updatedSince")
+DATE_PARAMS = {"updated_since", "updatedSince", "since"}
+INT_PARAMS = {"limit", "pageSize", "offset", "version", "page_size"}
+
+
+def fill(route: str, world: World, override: str | None = None) -> str:
+    values = {
+        "pk": world.public["pk"],
+        "ident": world.public["pk"],
+        "identifier": world.public["identifier"],
+        "uri": quote(EXTENSION, safe=""),
+        "name": "Door",
+        "hex": "0" * 64,
+        "rest": "nowhere",
+    }
+
+    def value(match: re.Match[str]) -> str:
+        return override if override is not None else values.get(match.group(2), "x")
+
+    return "/" + PARAM.sub(value, route)
+
+
+def query_params(route: str, world: World) -> list[tuple[str, str]]:
+    """(name, type) of the query parameters the OpenAPI document lists for a route."""
+    path = "/" + PARAM.sub(lambda m: "{" + m.group(2) + "}", route)
+    item = world.openapi.get("paths", {}).get(path)
+    if item is None:
+        if route == "ard/agents":  # documented in docs/ard.md
+            names = ("filter", "orderBy", "pageSize", "pageToken", "updatedSince")
+            return [(n, "documented") for n in names]
+        return [(n, "generic") for n in GENERIC_PARAMS]  # nothing says what they mean here
+    out = {}
+    for operation in item.values():
+        if not isinstance(operation, dict):
+            continue
+        for parameter in operation.get("parameters", []):
+            if parameter.get("in") == "query":
+                out[parameter["name"]] = (parameter.get("schema") or {}).get("type", "documented")
+    return sorted(out.items()) or [(n, "generic") for n in GENERIC_PARAMS[:3]]
+
+
+ALL_ROUTES = routes()
+PATH_HOSTILE = {"nul": "a%00b", "surrogate": "a%ED%A0%80b", "bad-utf8": "a%FF%FEb"}
+QUERY_HOSTILE = {
+    "nul": "a%00b",
+    "surrogate": "%ED%A0%80",
+    "bad-utf8": "%C3%28%FF",
+    "long": "a" * 20_000,
+}
+DATES = {
+    "feb-30": "2026-02-30T00:00:00Z",
+    "offset-99": "2026-01-01T00:00:00%2B99:00",
+    "year-7240": "7240-02-16T19:56:21%2B19:10",
+    "garbage": "yesterday",
+}
+INTEGERS = {"float-5": "5.0", "frac": "2.5", "huge": str(10**30), "zero": "0", "negative": "-1"}
+
+
+def _method(route: str) -> str:
+    return "POST" if route in POST_ROUTES or route == "mcp" else "GET"
+
+
+POST_ROUTES = {
+    "a2a",
+    "ard/search",
+    "ard/explore",
+    "api/v1/imports",
+    "api/v1/validate",
+    "api/v1/schemas/match",
+    "api/v1/agents/<uuid:pk>/check-message",
+    "api/v1/agents/<uuid:pk>/validate-payload",
+    "api/v1/agents/<uuid:pk>/recrawl",
+}
+
+
+@pytest.mark.parametrize("kind", sorted(PATH_HOSTILE))
+@pytest.mark.parametrize("route", [r for r in ALL_ROUTES if PARAM.search(r)])
+def test_hostile_path_segments(world: World, http: httpx.Client, route: str, kind: str) -> None:
+    path = fill(route, world, PATH_HOSTILE[kind])
+    for method in {"GET", _method(route)}:
+        response = http.request(method, path, content=b"{}" if method == "POST" else None,
+                                headers={"Content-Type": "application/json"})  # fmt: skip
+        check(response, path)
+
+
+# Findings of this probe in code other helpers were still editing, left for the lead:
+# (route, integer parameter) -> why 2.5, 10**30 or -1 is not refused there. A case listed here
+# that passes fails the test (strict), so a fix is noticed and the entry removed.
+KNOWN_QUERY: dict[tuple[str, str], str] = {
+    ("api/v1/agents", "min_score"): "min_score is only read for ranked lists "
+    "(cards/api/reads.py _min_score): without q, min_score=2.5 (or 10**30, -1) is a 200",
+}
+
+
+@pytest.mark.parametrize("route", ALL_ROUTES)
+def test_hostile_query_strings(world: World, http: httpx.Client, route: str) -> None:
+    base = fill(route, world)
+    method = "GET" if route != "mcp" else "POST"
+    params = query_params(route, world)
+    known: dict[str, bool] = {}  # reason -> whether the known defect showed
+    for name, kind in params:
+        values = dict(QUERY_HOSTILE)
+        if name in DATE_PARAMS or "since" in name.lower():
+            values.update(DATES)
+        integer = kind == "integer" or (route == "ard/agents" and name == "pageSize")
+        if integer or name in INT_PARAMS:
+            values.update(INTEGERS)
+        for label, value in values.items():
+            path = f"{base}?{name}={value}"
+            response = http.request(method, path)
+            body = check(response, path)
+            if label == "bad-utf8" and door_of(base) in ("v1", "ard") and method == "GET":
+                assert response.status_code == 400, f"{path}: {response.status_code}"
+            if label in ("feb-30", "offset-99", "garbage") and kind != "generic":
+                assert is_error(response, body), f"{path} accepted"
+            if integer and label in ("frac", "huge", "negative"):
+                reason = KNOWN_QUERY.get((route, name))
+                if reason is not None:
+                    known[reason] = known.get(reason, False) or not is_error(response, body)
+                    continue
+                assert is_error(response, body), f"{path} accepted"
+            # A query string spells an integer in digits: "5.0" may be refused there (a JSON
+            # body's 5.0 is the integer 5: test_hostile_json_bodies).
+    # Every hostile value in every parameter at once, and bytes that are not a query at all.
+    for raw in ("%00=%00", "%ED%A0%80=1", "&&&==&", "a=%" , "%FF"):  # fmt: skip
+        path = f"{base}?{raw}"
+        check(http.request(method, path), path)
+    fixed = [reason for reason, showed in known.items() if not showed]
+    assert not fixed, f"fixed: remove from KNOWN_QUERY: {fixed}"
+    if known:
+        pytest.xfail("; ".join(known))
+
+
+# --------------------------------------------------------------------------------------------
+# JSON bodies.
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    name: str
+    path: str
+    body: Any  # a function of the world's ids, or a document
+    token: str = ""  # whose token: "", "alice", "bob"
+    integer: tuple[str | int, ...] = ()  # the path (through the body) of an integer member, if any
+    ok: bool = True  # whether the unchanged body is answered (not refused)
+    # Whether a body that is not the expected JSON object is refused; /validate reports such a
+    # body as a card's findings (a 200) and recrawl reads no body at all.
+    strict: bool = True
+
+
+def _mcp(tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": 7, "method": "tools/call",
+            "params": {"name": tool, "arguments": arguments}}  # fmt: skip
+
+
+def _a2a(parts: list[dict[str, Any]], method: str = "SendMessage") -> dict[str, Any]:
+    role = "ROLE_USER" if method == "SendMessage" else "user"
+    return {"jsonrpc": "2.0", "id": 9, "method": method,
+            "params": {"message": {"messageId": "m-1", "role": role, "parts": parts}}}  # fmt: skip
+
+
+MESSAGE = {"parts": [{"kind": "data", "data": {"n": 1}, "mediaType": "application/json"}]}
+ENDPOINTS = [
+    Endpoint(
+        "v1-submit", "/api/v1/agents", {"url": "https://submit.doors.example/card"}, "bob", ok=False
+    ),  # the URL cannot be fetched: a 422 that names the failure  # fmt: skip
+    Endpoint("v1-recrawl", "/api/v1/agents/{pk}/recrawl", {}, "alice", strict=False),
+    Endpoint("v1-imports", "/api/v1/imports", {"urls": ["https://import.doors.example/c"]}, "bob"),
+    Endpoint(
+        "v1-validate",
+        "/api/v1/validate",
+        {"card": {"name": "x", "url": "https://a.b/"}},
+        strict=False,
+    ),  # fmt: skip
+    Endpoint(
+        "v1-match", "/api/v1/schemas/match", {"payload": {"n": 1}, "limit": 5}, integer=("limit",)
+    ),  # fmt: skip
+    Endpoint("v1-check-message", "/api/v1/agents/{pk}/check-message", {"message": MESSAGE}),
+    Endpoint(
+        "v1-validate-payload",
+        "/api/v1/agents/{pk}/validate-payload",
+        {"schema": "Door", "payload": {"n": 1}},
+    ),  # fmt: skip
+    Endpoint(
+        "ard-search",
+        "/ard/search",
+        {"query": {"text": "door", "filter": {}}, "pageSize": 5},
+        integer=("pageSize",),
+    ),  # fmt: skip
+    Endpoint(
+        "ard-explore",
+        "/ard/explore",
+        {"query": {"text": "door"}, "resultType": {"facets": [{"field": "tags"}]}},
+    ),
+    Endpoint(
+        "mcp-search",
+        "/mcp",
+        _mcp("search_agents", {"text": "door", "limit": 5}),
+        integer=("params", "arguments", "limit"),
+    ),  # fmt: skip
+    Endpoint("mcp-get", "/mcp", _mcp("get_agent", {"id": "{pk}"})),
+    Endpoint(
+        "mcp-accepting",
+        "/mcp",
+        _mcp("find_agents_accepting", {"payload": {"n": 1}, "limit": 5}),
+        integer=("params", "arguments", "limit"),
+    ),  # fmt: skip
+    Endpoint("mcp-check", "/mcp", _mcp("check_message", {"agent_id": "{pk}", "message": MESSAGE})),
+    Endpoint(
+        "mcp-schemas",
+        "/mcp",
+        _mcp("list_schemas", {"prefix": "Do", "limit": 5}),
+        integer=("params", "arguments", "limit"),
+    ),  # fmt: skip
+    Endpoint(
+        "mcp-resource",
+        "/mcp",
+        {
+            "jsonrpc": "2.0",
+            "id": 3,
+            "method": "resources/read",
+            "params": {"uri": "agent://{pk}/card"},
+        },
+    ),  # fmt: skip
+    Endpoint("a2a-text", "/a2a", _a2a([{"text": "door agents"}])),
+    Endpoint("a2a-text-0.3", "/a2a", _a2a([{"kind": "text", "text": "door"}], "message/send")),
+    Endpoint(
+        "a2a-data", "/a2a", _a2a([{"data": {"n": 1}, "mediaType": "application/json"}]), ok=False
+    ),  # fmt: skip
+    Endpoint(
+        "a2a-query",
+        "/a2a",
+        _a2a(
+            [
+                {
+                    "data": {"text": "door", "filters": {"tag": ["echo"]}, "limit": 5},
+                    "metadata": {"mimeType": QUERY_MODE},
+                }
+            ]
+        ),
+        integer=("params", "message", "parts", 0, "data", "limit"),
+    ),  # fmt: skip
+    Endpoint(
+        "a2a-query-0.3",
+        "/a2a",
+        _a2a(
+            [
+                {
+                    "kind": "data",
+                    "data": {"payload": {"n": 1}, "limit": 5},
+                    "metadata": {"mimeType": QUERY_MODE},
+                }
+            ],
+            "message/send",
+        ),
+        integer=("params", "message", "parts", 0, "data", "limit"),
+    ),  # fmt: skip
+]
+
+
+def _ids(value: Any, world: World) -> Any:
+    if isinstance(value, str):
+        return value.replace("{pk}", world.public["pk"])
+    if isinstance(value, dict):
+        return {k: _ids(v, world) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_ids(v, world) for v in value]
+    return value
+
+
+def _leaves(value: Any, at: tuple[Any, ...] = ()) -> Iterator[tuple[Any, ...]]:
+    """Paths of the string leaves and of the objects in a document."""
+    if isinstance(value, dict):
+        yield at
+        for key, item in value.items():
+            yield from _leaves(item, (*at, key))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            yield from _leaves(item, (*at, index))
+    elif isinstance(value, str):
+        yield at
+
+
+def _replace(doc: Any, at: tuple[Any, ...], new: Any) -> Any:
+    if not at:
+        return new
+    copy = json.loads(json.dumps(doc))
+    target = copy
+    for step in at[:-1]:
+        target = target[step]
+    target[at[-1]] = new
+    return copy
+
+
+def _get(doc: Any, at: tuple[Any, ...]) -> Any:
+    for step in at:
+        doc = doc[step]
+    return doc
+
+
+PLACE = "PLACEHOLDERzz"
+
+
+@dataclass(frozen=True)
+class Variant:
+    label: str
+    content: bytes
+    content_type: str = "application/json"
+    expect: str = "any"  # "ok", "refused" or "any"
+
+
+def variants(endpoint: Endpoint, world: World) -> Iterator[Variant]:
+    doc = _ids(endpoint.body, world)
+    rpc = endpoint.path in ("/mcp", "/a2a")
+    for at in _leaves(doc):
+        where = "/".join(map(str, at)) or "root"
+        value = _get(doc, at)
+        if at and rpc and at[-1] in ("jsonrpc", "method", "name"):
+            continue  # the envelope's own words: covered by the structure cases
+        if isinstance(value, dict):
+            for label, key in (("nul-key", "a\\u0000"), ("surrogate-key", "\\ud800"),
+                               ("unknown-member", "zzUnknown")):  # fmt: skip
+                text = json.dumps(_replace(doc, at, {**value, PLACE: 1})).replace(PLACE, key)
+                yield Variant(f"{label}@{where}", text.encode())
+            continue
+        for label, new in (("nul", "a\\u0000b"), ("surrogate", "a\\ud800b"),
+                           ("low-surrogate", "\\udfff")):  # fmt: skip
+            text = json.dumps(_replace(doc, at, PLACE)).replace(PLACE, new)
+            # No store or encoder takes a lone surrogate: it is refused wherever it is.
+            expect = "any" if label == "nul" else "refused"
+            yield Variant(f"{label}@{where}", text.encode(), expect=expect)
+        yield Variant(f"1mb@{where}", json.dumps(_replace(doc, at, "a" * 1_000_000)).encode())
+        deep = "[" * 5000 + "]" * 5000
+        text = json.dumps(_replace(doc, at, PLACE)).replace(f'"{PLACE}"', deep)
+        deep_expect = "refused" if endpoint.strict else "any"
+        yield Variant(f"deep@{where}", text.encode(), expect=deep_expect)
+    if endpoint.integer:
+        cases = {"5.0": "ok", "2.5": "refused", str(10**30): "refused", "0": "refused",
+                 "-1": "refused", '"5"': "any", "true": "refused", "1e400": "refused"}  # fmt: skip
+        for raw, expect in cases.items():
+            text = json.dumps(_replace(doc, endpoint.integer, PLACE)).replace(f'"{PLACE}"', raw)
+            yield Variant(f"int={raw}", text.encode(), expect=expect)
+    good = json.dumps(doc).encode()
+    yield Variant("good", good, expect="ok" if endpoint.ok else "any")
+    no = "refused" if endpoint.strict else "any"
+    yield Variant("empty", b"", expect=no)
+    yield Variant("null", b"null", expect=no)
+    yield Variant("array", json.dumps([doc]).encode(), expect=no)
+    yield Variant("string", b'"x"', expect=no)
+    yield Variant("brackets", b"[" * 100_000, expect=no)
+    yield Variant("deep-object", b'{"a":' * 5000 + b"1" + b"}" * 5000, expect=no)
+    yield Variant("truncated", good[: len(good) // 2], expect=no)
+    yield Variant("bad-utf8", good.replace(b"{", b"{\xff\xfe", 1), expect=no)
+    yield Variant("nul-byte", good.replace(b"{", b"{\x00", 1), expect=no)
+    yield Variant("text-plain", good, content_type="text/plain")
+    form = "application/x-www-form-urlencoded"
+    yield Variant("form", b"a=b&c=%00", content_type=form, expect=no)
+    multipart = "multipart/form-data; boundary=x"
+    yield Variant("multipart", b"--x\r\n\r\n--x--", content_type=multipart, expect=no)
+    yield Variant("no-type", good, content_type="")
+    yield Variant("charset-latin1", good, content_type="application/json; charset=latin-1")
+    yield Variant("big", b'{"a":"' + b"a" * 5_000_000 + b'"}', expect=no)
+    if rpc:
+        for label, envelope in (
+            ("no-method", {"jsonrpc": "2.0", "id": 1}),
+            ("method-number", {"jsonrpc": "2.0", "id": 1, "method": 5}),
+            ("params-array", {**doc, "params": [1]}),
+            ("params-string", {**doc, "params": "x"}),
+            ("id-object", {**doc, "id": {"a": 1}}),
+            ("batch", [doc, doc]),
+            ("empty-batch", []),
+            ("version-1", {**doc, "jsonrpc": "1.0"}),
+            ("unknown-method", {**doc, "method": "zz/unknown"}),
+        ):
+            yield Variant(label, json.dumps(envelope).encode())
+
+
+# (endpoint, variant) -> a finding in code other helpers were still editing (see KNOWN_QUERY).
+KNOWN_BODY: dict[tuple[str, str], str] = {
+    ("ard-search", "int=5.0"): "POST /ard/search {pageSize: 5.0} is a 400 'pageSize must be an "
+    "integer from 1 to 100' (protocols/ard/requests.py integer() takes only int)",
+}
+
+
+def _body_cases() -> list[Any]:
+    stub = World(base="", public={"pk": "00000000-0000-0000-0000-000000000000",
+                                  "identifier": "", "url": ""}, canaries={}, tokens={})  # fmt: skip
+    cases = []
+    for endpoint in ENDPOINTS:
+        for variant in variants(endpoint, stub):
+            label = variant.label
+            reason = KNOWN_BODY.get((endpoint.name, label))
+            marks = [pytest.mark.xfail(strict=True, reason=reason)] if reason else []
+            cases.append(pytest.param(endpoint, label, id=f"{endpoint.name}-{label}", marks=marks))
+    return cases
+
+
+@pytest.mark.parametrize(("endpoint", "label"), _body_cases())
+def test_hostile_json_bodies(
+    world: World, http: httpx.Client, endpoint: Endpoint, label: str
+) -> None:
+    variant = next(v for v in variants(endpoint, world) if v.label == label)
+    path = endpoint.path.replace("{pk}", world.public["pk"])
+    headers = {"Content-Type": variant.content_type} if variant.content_type else {}
+    if endpoint.path == "/mcp":
+        headers.update(MCP_HEADERS)
+    if endpoint.token:
+        headers["Authorization"] = f"Token {world.tokens[endpoint.token]}"
+    response = http.post(path, content=variant.content, headers=headers)
+    body = check(response, path)
+    if endpoint.path == "/mcp" and isinstance(body, dict):
+        for item in (body.get("result") or {}).get("content") or []:
+            assert not LEAK.search(str(item.get("text", ""))), item
+    if variant.expect == "ok":
+        assert not is_error(response, body), f"{label} refused: {response.text[:300]}"
+    elif variant.expect == "refused":
+        assert is_error(response, body), f"{label} accepted: {response.text[:300]}"
+
+
+# --------------------------------------------------------------------------------------------
+# Ownership and visibility: alice, bob and anonymous on every door.
+
+
+def _as(world: World, who: str) -> dict[str, str]:
+    return {"Authorization": f"Token {world.tokens[who]}"} if who != "anon" else {}
+
+
+def _rpc(http: httpx.Client, path: str, doc: dict[str, Any], who: str, world: World) -> str:
+    headers = {**MCP_HEADERS, **_as(world, who)}
+    response = http.post(path, json=doc, headers=headers)
+    check(response, path)
+    return response.text
+
+
+# Search words that find the canaries (their skills say "A canary.") without naming them: an
+# answer that echoes the question (an A2A task's history, a search page) must not count as a leak.
+SEARCH = "canary agent skill"
+# Doors asked by the agent's id: their answer may repeat the id they were asked about.
+BY_ID = {"v1-detail", "v1-card", "v1-history", "v1-schemas", "v1-attestation", "ard-agent",
+         "catalogue-page", "badge", "mcp-get", "mcp-get-ard", "mcp-resource"}  # fmt: skip
+
+
+def _reads(world: World, http: httpx.Client, agent: dict[str, str], who: str) -> dict[str, str]:
+    """door -> what it answers ``who`` about ``agent`` (status and body)."""
+    pk, ident = agent["pk"], agent["identifier"]
+    headers = _as(world, who)
+    out = {}
+    gets = {
+        "v1-detail": f"/api/v1/agents/{pk}",
+        "v1-card": f"/api/v1/agents/{pk}/card",
+        "v1-history": f"/api/v1/agents/{pk}/history",
+        "v1-schemas": f"/api/v1/agents/{pk}/schemas",
+        "v1-attestation": f"/api/v1/agents/{pk}/attestation",
+        "v1-search": f"/api/v1/agents?q={SEARCH}",
+        "v1-list": "/api/v1/agents?limit=100",
+        "v1-feed": "/api/v1/agents?updated_since=2000-01-01T00:00:00Z&limit=100",
+        "v1-tags": "/api/v1/tags",
+        "v1-skills": "/api/v1/skills",
+        "v1-modes": "/api/v1/modes",
+        "v1-extensions": "/api/v1/extensions",
+        "v1-schema-list": "/api/v1/schemas?limit=100",
+        "ard-agent": f"/ard/agents/{quote(ident, safe=':')}" if ident else "/ard/agents/none",
+        "ard-list": "/ard/agents?pageSize=100",
+        "ard-feed": "/ard/agents?updatedSince=2000-01-01T00:00:00Z&pageSize=100",
+        "catalogue-page": f"/agents/{pk}",
+        "catalogue-home": "/",
+        "catalogue-search": f"/?q={SEARCH}",
+        "badge": f"/badges/{pk}.svg",
+    }
+    for door, path in gets.items():
+        response = http.get(path, headers=headers)
+        check(response, path)
+        out[door] = f"{response.status_code} {response.text}"
+    facets = {"query": {"text": SEARCH}, "resultType": {"facets": [{"field": "tags"}]}}
+    for door, body in (("ard-search", {"query": {"text": SEARCH}}), ("ard-explore", facets)):
+        response = http.post(f"/{door.replace('-', '/')}", json=body, headers=headers)
+        check(response, f"/{door.replace('-', '/')}")
+        out[door] = f"{response.status_code} {response.text}"
+    calls = {
+        "mcp-get": _mcp("get_agent", {"id": pk}),
+        "mcp-get-ard": _mcp("get_agent", {"id": ident or pk}),
+        "mcp-search": _mcp("search_agents", {"text": SEARCH}),
+        "mcp-resource": {"jsonrpc": "2.0", "id": 2, "method": "resources/read",
+                         "params": {"uri": f"agent://{pk}/card"}},
+        "mcp-schemas": _mcp("list_schemas", {"limit": 100}),
+        "mcp-accepting": _mcp("find_agents_accepting", {"payload": {"q": "x"}, "limit": 100}),
+    }  # fmt: skip
+    for door, doc in calls.items():
+        out[door] = "200 " + _rpc(http, "/mcp", doc, who, world)
+    query = {"data": {"text": SEARCH, "limit": 50}, "metadata": {"mimeType": QUERY_MODE}}
+    out["a2a-text"] = "200 " + _rpc(http, "/a2a", _a2a([{"text": SEARCH}]), who, world)
+    out["a2a-query"] = "200 " + _rpc(http, "/a2a", _a2a([query]), who, world)
+    return out
+
+
+@pytest.mark.parametrize("who", ["anon", "bob"])
+@pytest.mark.parametrize("state", STATES)
+def test_hidden_agents_are_invisible_on_every_door(
+    world: World, http: httpx.Client, state: str, who: str
+) -> None:
+    agent = world.canaries[state]
+    seen = _reads(world, http, agent, who)
+    leaks = {}
+    for door, answer in seen.items():
+        words = [*secrets(state), agent["url"], agent["pk"]]
+        if agent["identifier"]:
+            words.append(agent["identifier"])
+        if door in BY_ID:  # the question itself may be repeated
+            answer = answer.replace(agent["identifier"] or agent["pk"], "").replace(agent["pk"], "")
+        found = [word for word in words if word in answer]
+        if found:
+            at = answer.find(found[0])
+            leaks[door] = (found, answer[:12] + " ... " + answer[max(0, at - 300) : at + 100])
+    assert leaks == {}, json.dumps(leaks, indent=1)
+
+
+def test_the_owner_and_anonymous_see_the_public_agent(world: World, http: httpx.Client) -> None:
+    """The positive control: the doors above do answer with an agent that may be seen."""
+    for who in ("anon", "bob", "alice"):
+        seen = _reads(world, http, world.public, who)
+        for door in ("v1-detail", "v1-card", "ard-agent", "catalogue-page", "badge"):
+            assert seen[door].startswith("200 "), (who, door, seen[door][:200])
+        assert "Doorway" in seen["mcp-get"] and "Doorway" in seen["mcp-get-ard"], who
+
+
+@pytest.mark.parametrize("state", ["pending", "hidden", "rejected"])
+def test_the_owner_sees_her_own_hidden_agents(world: World, http: httpx.Client, state: str) -> None:
+    pk = world.canaries[state]["pk"]
+    response = http.get(f"/api/v1/agents/{pk}", headers=_as(world, "alice"))
+    assert response.status_code == 200 and secrets(state)[0] in response.text
+
+
+@pytest.mark.parametrize("who", ["anon", "bob"])
+def test_nobody_else_can_recrawl_delete_or_take_alices_agents(
+    world: World, http: httpx.Client, who: str
+) -> None:
+    headers = _as(world, who)
+    for agent in [world.public, *world.canaries.values()]:
+        pk = agent["pk"]
+        for method, path in (("POST", f"/api/v1/agents/{pk}/recrawl"),
+                             ("DELETE", f"/api/v1/agents/{pk}"),
+                             ("PATCH", f"/api/v1/agents/{pk}"),
+                             ("PUT", f"/api/v1/agents/{pk}")):  # fmt: skip
+            response = http.request(method, path, json={"url": "https://x.example/"},
+                                    headers=headers)  # fmt: skip
+            check(response, path)
+            assert response.status_code in (401, 403, 404, 405), (who, method, path, response.text)
+        # Submitting or importing alice's URL neither revives, reveals nor takes her agent.
+        if who == "bob":
+            response = http.post("/api/v1/agents", json={"url": agent["url"]}, headers=headers)
+            check(response, "/api/v1/agents")
+            if agent is not world.public:
+                assert response.status_code in (403, 404, 409), (agent["url"], response.text)
+                assert pk not in response.text
+            response = http.post("/api/v1/imports", json={"urls": [agent["url"]]}, headers=headers)
+            body = check(response, "/api/v1/imports")
+            if agent is not world.public and response.status_code < 300:
+                job = http.get(f"/api/v1/imports/{body['id']}", headers=headers)
+                assert pk not in job.text, job.text
+    # Everything is as alice left it.
+    mine = _as(world, "alice")
+    assert http.get(f"/api/v1/agents/{world.public['pk']}", headers=mine).json()["moderation"]
+    for state in ("pending", "hidden", "rejected"):
+        response = http.get(f"/api/v1/agents/{world.canaries[state]['pk']}", headers=mine)
+        assert response.status_code == 200, response.text
+    deleted = http.get(f"/api/v1/agents/{world.canaries['deleted']['pk']}")
+    assert deleted.status_code in (404, 410), deleted.text
+
+
+def test_anyone_elses_import_jobs_are_not_shown(world: World, http: httpx.Client) -> None:
+    response = http.post("/api/v1/imports", json={"urls": ["https://jobs.doors.example/card"]},
+                         headers=_as(world, "alice"))  # fmt: skip
+    body = check(response, "/api/v1/imports")
+    assert response.status_code < 300, response.text
+    path = f"/api/v1/imports/{body['id']}"
+    assert http.get(path, headers=_as(world, "alice")).status_code == 200
+    for who in ("anon", "bob"):
+        other = http.get(path, headers=_as(world, who))
+        check(other, path)
+        assert other.status_code == 404 and "jobs.doors.example" not in other.text, who
