@@ -13,7 +13,7 @@ Seed 000 section 3, for the registry's own schemas (``agentQuery`` in, ``agentQu
 Tasks are kept in the cache (alias ``a2a`` when configured, else ``default``) so ``GetTask`` and
 the existing-task rule work on any worker, within bounds, because every caller is anonymous: a
 short TTL (``REGISTRY_A2A_TASK_TTL``), a size per task (``REGISTRY_A2A_TASK_MAX_BYTES``: over it
-the history is left out; still over, the task is not kept), a count per client and TTL window
+the history is left out; still over, the task is not kept), a count per client in a TTL window that opens with its first kept task
 (``REGISTRY_A2A_TASKS_PER_CLIENT``) and a byte budget for all clients per window
 (``REGISTRY_A2A_STORE_MAX_BYTES``). A task that is not kept is still answered; ``GetTask`` then
 says it is not found. Without Redis the answer is the same (nothing kept, nothing raised);
@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import json
 import logging
-import time
 import uuid
 from datetime import UTC, datetime
 from typing import Any
@@ -183,16 +182,11 @@ def _keep(task: dict[str, Any], client: str) -> bool:
         size = len(json.dumps(stored))
         if size > cap:
             return False
-    window = int(time.time() // ttl)
     store = _store()
     try:
-        if _add(store, f"a2a-count:{client}:{window}", 1, 2 * ttl) > (
-            settings.REGISTRY_A2A_TASKS_PER_CLIENT
-        ):
+        if _add(store, f"a2a-count:{client}", 1, ttl) > (settings.REGISTRY_A2A_TASKS_PER_CLIENT):
             return False
-        if _add(store, f"a2a-bytes:{window}", size, 2 * ttl) > (
-            settings.REGISTRY_A2A_STORE_MAX_BYTES
-        ):
+        if _add(store, "a2a-bytes", size, ttl) > (settings.REGISTRY_A2A_STORE_MAX_BYTES):
             return False
         store.set(f"a2a-task:{task['id']}", stored, ttl)
     except Exception:  # the cache client raises several types when Redis is down
