@@ -112,12 +112,13 @@ def agent_list(request: Request) -> HttpResponse:
     limit = query.limit()
     default = "semantic" if semantic.semantic_available() else "lexical"
     mode = query.choice("mode", ["lexical", "semantic"], default=default, blank=False)
+    min_score = _min_score(query)  # checked whatever the mode, like every parameter
     since = query.timestamp("updated_since")
     if since is not None:
         return _changes(request, query, since, limit)
     search = AgentSearch.parse(query)
     if mode == "semantic" and search.q:
-        return _ranked(request, query, search, limit)
+        return _ranked(request, query, search, limit, min_score)
     viewer = viewer_of(request)
     after = AGENTS.values(query.one("cursor"))
     columns = ("pk", "summary_doc", "doc_format", *AGENTS.fields)
@@ -142,19 +143,19 @@ def _min_score(query: Query) -> int:
     text = query.one("min_score")
     if not text:
         return 0
-    if not text.isdigit() or int(text) > 100:
+    if not (text.isascii() and text.isdigit()) or len(text) > 3 or int(text) > 100:
         raise invalid("min_score", "must be an integer from 0 to 100")
     return int(text)
 
 
-def _ranked(request: Request, query: Query, search: AgentSearch, limit: int) -> HttpResponse:
+def _ranked(
+    request: Request, query: Query, search: AgentSearch, limit: int, min_score: int
+) -> HttpResponse:
     """``mode=semantic``: the filters narrow, ``q`` ranks (cards.reads.semantic); pages by
     offset, in a signed cursor."""
     offset = paging.cursor_offset(SEMANTIC_SCOPE, query.one("cursor"))
     agents = replace(search, q="").apply(gate.agents(viewer_of(request)))
-    found = semantic.rank(
-        search.q, agents, limit=limit + 1, offset=offset, min_score=_min_score(query)
-    )
+    found = semantic.rank(search.q, agents, limit=limit + 1, offset=offset, min_score=min_score)
     more = len(found) > limit and offset + limit < SEMANTIC_MAX_OFFSET
     texts = [
         text[:-1] + "," + match.why_json() + "}"

@@ -240,3 +240,20 @@ def test_agent_detail_gives_badge_embed_snippets(client_anon: APIClient, agents:
     assert set(body["embed"]) == {"markdown", "html", "rst"}
     assert f"/badges/{agents['translator'].pk}.svg" in body["embed"]["markdown"]
     assert body["links"]["badge"].endswith(f"/badges/{agents['translator'].pk}.svg")
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "min_score=101",
+        "min_score=%C2%B2",
+        "min_score=5&min_score=6",
+        "min_score=1e2",
+        "min_score=x",
+    ],
+)
+def test_min_score_is_checked_with_or_without_q(query: str) -> None:
+    for mode in ("", "&mode=lexical", "&q=weather", "&q=weather&mode=lexical"):
+        response = APIClient().get(f"/api/v1/agents?{query}{mode}")
+        assert response.status_code == 400, (query, mode, response.content)
+        assert response["Content-Type"].startswith("application/problem+json")
