@@ -50,7 +50,7 @@ SEARCH_PARAMETERS = [
     ),
     OpenApiParameter(
         "min_score",
-        int,
+        {"type": "integer", "minimum": 0, "maximum": 100},
         description="Ranked lists only: leave out agents scoring under it (0 to 100; 50 keeps "
         "the confident ones). Default 0: every agent above the noise floor.",
     ),
