@@ -11,8 +11,8 @@ from collections.abc import Callable
 from typing import Any
 from urllib.parse import unquote_to_bytes
 
+from django.core.exceptions import DisallowedHost, RequestDataTooBig, SuspiciousOperation
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
-from django.core.exceptions import RequestDataTooBig, SuspiciousOperation
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from rest_framework import exceptions
 from rest_framework.response import Response
@@ -165,9 +165,24 @@ def problem_exception_handler(exc: Exception, context: dict[str, Any]) -> Respon
     return response
 
 
+# ARD's errorCode for a status (protocols/ard/errors.py's table, which this layer may not import).
+_ARD_CODES = {400: "INVALID_ARGUMENT", 401: "UNAUTHENTICATED", 404: "NOT_FOUND",
+              429: "RATE_LIMIT_EXCEEDED", 500: "INTERNAL_ERROR"}  # fmt: skip
+
+
 def _plain_problem(
     request: HttpRequest, status: int, slug: str, title: str, detail: str
 ) -> JsonResponse:
+    """An error Django answers itself (the 400/404/500 handlers), in the door's own shape: the
+    ARD envelope under /ard/, a JSON-RPC error object on /a2a, problem+json everywhere else."""
+    path = request.path_info
+    if path == "/ard" or path.startswith("/ard/"):
+        code = _ARD_CODES.get(status, "INTERNAL_ERROR" if status >= 500 else "INVALID_ARGUMENT")
+        return JsonResponse({"errorCode": code, "message": detail}, status=status)
+    if path == "/a2a" or path.startswith("/a2a/"):
+        rpc = -32603 if status >= 500 else -32600
+        body = {"jsonrpc": "2.0", "id": None, "error": {"code": rpc, "message": detail}}
+        return JsonResponse(body, status=status)
     body = ProblemError(status=status, slug=slug, title=title, detail=detail).as_dict()
     return JsonResponse(body, status=status, content_type=PROBLEM_CONTENT_TYPE)
 
@@ -187,9 +202,13 @@ def server_error_view(request: HttpRequest) -> JsonResponse:
 
 
 def bad_request_view(request: HttpRequest, exception: Exception | None = None) -> JsonResponse:
-    return _plain_problem(
-        request, 400, "malformed-request", "Bad request", "The request was malformed."
-    )
+    if isinstance(exception, DisallowedHost):
+        detail = "The Host header names no site served here (ALLOWED_HOSTS)."
+    elif isinstance(exception, RequestDataTooBig):
+        detail = "The request body is too large."
+    else:
+        detail = "The request was malformed."
+    return _plain_problem(request, 400, "malformed-request", "Bad request", detail)
 
 
 def only_members(body: dict[str, Any], allowed: set[str]) -> None:

@@ -3,6 +3,7 @@ from __future__ import annotations
 from django.contrib import admin
 from django.http import HttpRequest, JsonResponse
 from django.urls import include, path
+from django.views.decorators.http import require_safe
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from cards import catalogue
@@ -28,6 +29,10 @@ def index(request: HttpRequest) -> JsonResponse:
     )
 
 
+# The docs page answers GET and HEAD only: DRF's OPTIONS answer would render its metadata
+# through the page's HTML template renderer, which has no template for it (a 500).
+api_docs = require_safe(SpectacularSwaggerView.as_view(url_name="openapi-schema"))
+
 urlpatterns = [
     path("", catalogue.home, name="catalogue"),
     path("favicon.ico", catalogue.favicon, name="favicon"),
@@ -36,7 +41,7 @@ urlpatterns = [
     path("api/v1/", include("cards.api.urls")),
     path("api/v1/", include("schemas_app.api_urls")),
     path("api/schema", SpectacularAPIView.as_view(), name="openapi-schema"),
-    path("api/docs", SpectacularSwaggerView.as_view(url_name="openapi-schema"), name="api-docs"),
+    path("api/docs", api_docs, name="api-docs"),
     path("admin/", admin.site.urls),
     path("badges/<str:ident>.svg", badge_view, name="badge"),
     path(".well-known/jwks.json", jwks_view, name="jwks"),
