@@ -47,6 +47,12 @@ STATES = ("pending", "hidden", "rejected", "deleted")
 EXTENSION = "https://doors.example/ext"
 SCHEMA = {"type": "object", "properties": {"n": {"type": "integer"}}}
 QUERY_MODE = "application/json;schema=agentQuery"
+SCHEMAS_URI = (
+    "https://raw.githubusercontent.com/facultyai/a2a-extension-object-schemas/refs/heads/main/v1"
+)
+# Issue 17 item 1: a pattern that backtracks, over every item of a long array of strings.
+BOMB = {"type": "array", "items": {"anyOf": [{"pattern": "^(a|aa)+(?=c)$"}, {"type": "string"}]}}
+HOSTILE_STRINGS = ["a" * 28 + str(i) for i in range(4000)]
 MCP_HEADERS = {"accept": "application/json, text/event-stream"}
 
 # Exception text that must never reach a client.
@@ -68,6 +74,7 @@ class World:
     canaries: dict[str, dict[str, str]]  # state -> pk, identifier, url
     tokens: dict[str, str]  # alice, bob, staff
     openapi: dict[str, Any] = field(default_factory=dict)
+    bomb: dict[str, str] = field(default_factory=dict)  # bob's agent with a backtracking schema
 
 
 def _free_port() -> int:
@@ -107,7 +114,20 @@ def _populate() -> tuple[dict[str, str], dict[str, dict[str, str]], dict[str, st
     Agent.objects.filter(pk=public.pk).update(submitted_by=alice)
     public.refresh_from_db()
     agent_changed(public.pk)
-    canaries = {}
+    bomb = agent_from_card(
+        minimal_card(
+            name="Bomb strings",
+            capabilities={"streaming": False, "extensions": [{"uri": SCHEMAS_URI}]},
+            schemas={"bomb": BOMB},
+            skills=[{"id": "strings", "name": "Strings", "description": "Takes strings.",
+                     "tags": ["strings"], "inputModes": ["application/json;schema=bomb"],
+                     "outputModes": ["text/plain"]}],
+        ),
+        url="https://bomb.doors.example/card",
+    )  # fmt: skip
+    Agent.objects.filter(pk=bomb.pk).update(submitted_by=bob)
+    agent_changed(bomb.pk)
+    canaries = {"bomb": row(bomb)}
     for state in STATES:
         agent = agent_from_card(canary_card(state), url=f"https://{state}.doors.example/card")
         Agent.objects.filter(pk=agent.pk).update(submitted_by=alice)
@@ -152,6 +172,7 @@ def world(django_db_setup: None, django_db_blocker: Any) -> Iterator[World]:
             time.sleep(0.05)
         base = f"http://127.0.0.1:{port}"
         world = World(base=base, public=public, canaries=canaries, tokens=tokens)
+        world.bomb = canaries.pop("bomb")
         world.openapi = httpx.get(base + "/api/schema?format=json", timeout=30).json()
         try:
             yield world
@@ -289,7 +310,17 @@ def query_params(route: str, world: World) -> list[tuple[str, str]]:
 
 
 ALL_ROUTES = routes()
-PATH_HOSTILE = {"nul": "a%00b", "surrogate": "a%ED%A0%80b", "bad-utf8": "a%FF%FEb"}
+PATH_HOSTILE = {
+    "nul": "a%00b",
+    "surrogate": "a%ED%A0%80b",
+    "bad-utf8": "a%FF%FEb",
+    "dot-dot": "..%2F..%2F..%2Fetc%2Fpasswd",
+    "slash": "a%2Fb/c",
+    "newline": "a%0D%0AX-Injected:%201",
+    "rtl-override": "%E2%80%AEgpj.exe",
+    "long": "a" * 8000,
+    "percent": "%25%",
+}
 QUERY_HOSTILE = {
     "nul": "a%00b",
     "surrogate": "%ED%A0%80",
@@ -367,8 +398,11 @@ def test_hostile_query_strings(world: World, http: httpx.Client, route: str) -> 
                 assert is_error(response, body), f"{path} accepted"
             # A query string spells an integer in digits: "5.0" may be refused there (a JSON
             # body's 5.0 is the integer 5: test_hostile_json_bodies).
-    # Every hostile value in every parameter at once, and bytes that are not a query at all.
-    for raw in ("%00=%00", "%ED%A0%80=1", "&&&==&", "a=%" , "%FF"):  # fmt: skip
+    # Each parameter twice (a list where one value is expected), an unknown one, every hostile
+    # value in a parameter's name, and bytes that are not a query at all.
+    repeated = "&".join(f"{name}=1&{name}=2" for name, _kind in params)
+    raws = [repeated, "zzUnknown=1", "%00=%00", "%ED%A0%80=1", "&&&==&", "a=%", "%FF", ";;;"]
+    for raw in raws:
         path = f"{base}?{raw}"
         check(http.request(method, path), path)
     fixed = [reason for reason, showed in known.items() if not showed]
@@ -734,6 +768,53 @@ def test_hostile_json_bodies(
         assert not is_error(response, body), f"{label} refused: {response.text[:300]}"
     elif variant.expect == "refused":
         assert is_error(response, body), f"{label} accepted: {response.text[:300]}"
+
+
+def _bomb_requests(world: World) -> dict[str, tuple[str, Any]]:
+    pk = world.bomb["pk"]
+    strings = HOSTILE_STRINGS
+    data_part = {"data": strings, "mediaType": "application/json;schema=bomb"}
+    embedded = {**BOMB, "examples": [strings[:1000]] * 4}
+    card = {
+        "name": "Inline bomb", "description": "x", "version": "1",
+        "supportedInterfaces": [{"url": "https://x.example/a2a", "protocolBinding": "JSONRPC",
+                                 "protocolVersion": "1.0"}],
+        "capabilities": {"extensions": [{"uri": SCHEMAS_URI}]}, "schemas": {"bomb": embedded},
+        "defaultInputModes": ["application/json;schema=bomb"], "defaultOutputModes": ["text/plain"],
+        "skills": [{"id": "s", "name": "S", "description": "d", "tags": ["t"]}],
+    }  # fmt: skip
+    query = {"data": {"payload": strings, "limit": 5}, "metadata": {"mimeType": QUERY_MODE}}
+    return {
+        "v1-match": ("/api/v1/schemas/match", {"payload": strings}),
+        "v1-validate-payload": (f"/api/v1/agents/{pk}/validate-payload",
+                                {"schema": "bomb", "payload": strings}),
+        "v1-check-message": (f"/api/v1/agents/{pk}/check-message",
+                             {"message": {"parts": [data_part]}}),
+        "v1-validate": ("/api/v1/validate", {"card": card}),
+        "mcp-accepting": ("/mcp", _mcp("find_agents_accepting", {"payload": strings})),
+        "mcp-check": ("/mcp", _mcp("check_message", {"agent_id": pk,
+                                                     "message": {"parts": [data_part]}})),
+        "a2a-query": ("/a2a", _a2a([query])),
+    }  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "door",
+    ["v1-match", "v1-validate-payload", "v1-check-message", "v1-validate", "mcp-accepting",
+     "mcp-check", "a2a-query"],
+)  # fmt: skip
+def test_schema_evaluation_is_bounded_on_every_door(
+    world: World, http: httpx.Client, door: str
+) -> None:
+    """Anonymous, the stored bomb (bob's agent) and an inline one: each answer within the
+    schema budget (REGISTRY_SCHEMA_BUDGET_SECONDS, 0.5 s), measured as this process's CPU
+    (the server runs in it), never the 8-22 s of issue 17."""
+    path, body = _bomb_requests(world)[door]
+    started = time.process_time()
+    response = http.post(path, json=body, headers=MCP_HEADERS if path == "/mcp" else {})
+    cpu = time.process_time() - started
+    check(response, path)
+    assert cpu < 2.0, (door, cpu, response.text[:300])
 
 
 # --------------------------------------------------------------------------------------------
