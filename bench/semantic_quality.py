@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import random
 import sys
 import time
 from pathlib import Path
@@ -146,40 +147,62 @@ def evaluate(
     }
 
 
-def report(title: str, sets: list[dict[str, Any]], ask_for: Any, splits: list[str]) -> None:
+def report(
+    title: str,
+    sets: list[dict[str, Any]],
+    ask_for: Any,
+    splits: list[str],
+    orders: list[Any] | None = None,
+) -> None:
+    """Print one table; with ``orders`` (callables that embed every agent again, each in
+    another order), every number is the mean over them (int8 activations are quantised per
+    batch, so an agent's vectors depend on the agents embedded with it)."""
     print(f"\n{title}")
     print(
         f"  {'set / kind / split':34} {'n':>3} {'recall@5':>9} {'nDCG@5':>7} "
         f"{'conf. top1':>10} {'negatives not confident':>24}"
     )
-    for data in sets:
-        ask = ask_for(data)
-        kinds = sorted({n["kind"] for n in data["needs"]})
-        for split in splits:
-            for kind in kinds:
-                needs = [
-                    n
-                    for n in data["needs"]
-                    if n["kind"] == kind and (split == "all" or n["split"] in (split, "all"))
-                ]
-                negs = (
-                    [n for n in data["negatives"] if split == "all" or n["split"] in (split, "all")]
-                    if kind == "words"
-                    else []
-                )
-                if not needs:
-                    continue
-                row = evaluate(needs, negs, ask)
-                neg = (
-                    f"{row['neg_silent']}/{row['neg']} (empty {row['neg_empty']})"
-                    if row["neg"]
-                    else ""
-                )
-                print(
-                    f"  {data['name'] + ' / ' + kind + ' / ' + split:34} {row['n']:>3} "
-                    f"{row['recall@5']:9.3f} {row['ndcg@5']:7.3f} "
-                    f"{row['confident_right']:>4}/{row['n']:<5} {neg:>24}"
-                )
+    runs = orders or [None]
+    table: dict[str, list[dict[str, Any]]] = {}
+    for embed in runs:
+        if embed is not None:
+            embed()
+        for data in sets:
+            ask = ask_for(data)
+            kinds = sorted({n["kind"] for n in data["needs"]})
+            for split in splits:
+                for kind in kinds:
+                    needs = [
+                        n
+                        for n in data["needs"]
+                        if n["kind"] == kind and (split == "all" or n["split"] in (split, "all"))
+                    ]
+                    negs = (
+                        [
+                            n
+                            for n in data["negatives"]
+                            if split == "all" or n["split"] in (split, "all")
+                        ]
+                        if kind == "words"
+                        else []
+                    )
+                    if needs:
+                        key = data["name"] + " / " + kind + " / " + split
+                        table.setdefault(key, []).append(evaluate(needs, negs, ask))
+    for key, rows in table.items():
+        mean = {k: sum(r[k] for r in rows) / len(rows) for k in rows[0]}
+        count = "{:.0f}" if len(rows) == 1 else "{:.1f}"
+        neg = (
+            f"{count.format(mean['neg_silent'])}/{mean['neg']:.0f} "
+            f"(empty {count.format(mean['neg_empty'])})"
+            if mean["neg"]
+            else ""
+        )
+        right = f"{count.format(mean['confident_right'])}/{mean['n']:.0f}"
+        print(
+            f"  {key:34} {mean['n']:>3.0f} {mean['recall@5']:9.3f} {mean['ndcg@5']:7.3f} "
+            f"{right:>10} {neg:>24}"
+        )
 
 
 def main() -> None:
@@ -190,6 +213,12 @@ def main() -> None:
     parser.add_argument("--tune", action="store_true", help="Sweep constants on tuning needs.")
     parser.add_argument("--verbose", action="store_true", help="Show each need's top 5.")
     parser.add_argument("--skip-load", action="store_true", help="Reuse the loaded agents.")
+    parser.add_argument(
+        "--orders",
+        type=int,
+        default=1,
+        help="Embed every agent again in this many shuffled orders and report the means.",
+    )
     args = parser.parse_args()
     if not CORPUS.is_dir():
         raise SystemExit(f"{CORPUS} is absent: the corpus is only on the project's machines")
@@ -236,11 +265,27 @@ def main() -> None:
     report("lexical fallback (model off)", sets, asker, splits)
     settings.REGISTRY_EMBEDDINGS = "auto"
     model.reset()
-    report(f"hybrid ({model.model_id()})", sets, asker, splits)
+
+    def in_order(seed: int) -> Any:
+        def embed() -> None:
+            ids = sorted(labels, key=str)
+            random.Random(seed).shuffle(ids)
+            store.embed_agents(ids, force=True)
+            vectors.reset()
+
+        return embed
+
+    orders = [in_order(seed) for seed in range(args.orders)] if args.orders > 1 else None
+    title = f"hybrid ({model.model_id()})"
+    if orders:
+        title += f", means over {len(orders)} embedding orders"
+    report(title, sets, asker, splits, orders)
     if args.verbose:
         for data in sets:
             ask = asker(data)
             for item in data["needs"] + [dict(n, relevant={}) for n in data["negatives"]]:
+                if args.tune and item["split"] not in ("tuning", "all"):
+                    continue  # --tune never shows a held-out need
                 agents = gate.agents(include_gone=False)
                 if data["corpus_only"]:
                     agents = agents.exclude(pk__in=demo)
@@ -256,13 +301,19 @@ def main() -> None:
             del ask
     if args.tune:
         print("\ntuning sweep (tuning needs and agents.json only)")
-        for lex in (0.0, 0.1, 0.2, 0.3, 0.4):
+        chosen = (semantic.LEX_WEIGHT, semantic.HUB_WEIGHT, semantic.MID)
+        for lex in (0.0, 0.1, 0.2, 0.3):
             semantic.LEX_WEIGHT = lex
-            report(f"LEX_WEIGHT {lex}", sets, asker, ["tuning"])
-        semantic.LEX_WEIGHT = 0.1
-        for mid in (0.27, 0.29, 0.31, 0.33, 0.35):
+            report(f"LEX_WEIGHT {lex}", sets, asker, ["tuning"], orders)
+        semantic.LEX_WEIGHT = chosen[0]
+        for hub in (0.0, 0.3, 0.5, 0.7, 0.9, 1.2):
+            semantic.HUB_WEIGHT = hub
+            report(f"HUB_WEIGHT {hub}", sets, asker, ["tuning"], orders)
+        semantic.HUB_WEIGHT = chosen[1]
+        for mid in (0.31, 0.33, 0.35, 0.37, 0.39):
             semantic.MID = mid
-            report(f"MID {mid}", sets, asker, ["tuning"])
+            report(f"MID {mid}", sets, asker, ["tuning"], orders)
+        semantic.MID = chosen[2]
 
 
 if __name__ == "__main__":

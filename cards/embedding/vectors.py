@@ -40,6 +40,7 @@ import numpy as np
 from django.conf import settings
 from django.db.models import Max
 
+from cards.embedding import hubs
 from cards.embedding.model import DIM, NAME, load_runtime_first
 from cards.models import AgentEmbedding, VectorSnapshotPart
 
@@ -51,6 +52,7 @@ FILES = ("graph.usearch", "ids.npy", "seqs.npy", "matrix.npy", "offsets.npy", "s
 KEY_SPAN = 64  # graph key of an agent's row r: position * KEY_SPAN + r (r = 0: the whole text)
 KEYS = "rows64"  # the key scheme, in meta.json: snapshots with another one are written again
 WINDOW_SECONDS = 30.0
+HUBS_CACHED = 1_000_000  # hubness values kept per process (one float per agent and version)
 
 
 def _vector(raw: Any) -> np.ndarray:
@@ -216,6 +218,7 @@ class VectorIndex:
         self.delta_ids: list[uuid.UUID] = []
         self.delta_matrix = np.zeros((0, DIM), dtype=np.float32)
         self.delta_owner = np.zeros(0, dtype=np.int64)  # per row of delta_matrix: its agent
+        self.hubs: dict[tuple[uuid.UUID, int], float] = {}  # (agent, seq): its hubness
         self.marks: deque[tuple[float, int]] = deque()
         self.checked = 0.0
         self.loaded = False
@@ -313,22 +316,24 @@ class VectorIndex:
 
     def similarities(self, query: np.ndarray, ids: Iterable[uuid.UUID]) -> dict[uuid.UUID, float]:
         """The exact cosine of each agent of ``ids`` that has a vector: its best row's."""
-        return {pk: best for pk, (best, _) in self.matches(query, ids).items()}
+        return {pk: best for pk, (best, *_) in self.matches(query, ids).items()}
 
     def matches(
-        self, query: np.ndarray, ids: Iterable[uuid.UUID]
-    ) -> dict[uuid.UUID, tuple[float, int]]:
+        self, query: np.ndarray, ids: Iterable[uuid.UUID], refs: np.ndarray | None = None
+    ) -> dict[uuid.UUID, tuple[float, int, float]]:
         """For each agent of ``ids`` that has a vector: (its best row's cosine, the position of
-        its best-matching skill, -1 when it has no skill vector)."""
+        its best-matching skill, -1 when it has no skill vector, and its hubness against
+        ``refs`` (:func:`cards.embedding.hubs.hubness`; 0 without ``refs``), cached per row
+        version)."""
         self.refresh()
         snapshot = self.snapshot
-        out: dict[uuid.UUID, tuple[float, int]] = {}
+        out: dict[uuid.UUID, tuple[float, int, float]] = {}
         rows: list[int] = []
         keys: list[uuid.UUID] = []
         for pk in ids:
             entry = self.delta.get(pk)
             if entry is not None:
-                out[pk] = _best(entry[1] @ query)
+                out[pk] = (*_best(entry[1] @ query), self._hub(pk, entry[0], entry[1], refs))
                 continue
             at = snapshot.position.get(pk)
             if at is not None:
@@ -340,13 +345,33 @@ class VectorIndex:
             whole = np.asarray(snapshot.matrix[picked]) @ query
             for j, i in enumerate(order):
                 at = int(picked[j])
+                pk = keys[int(i)]
                 low, high = int(snapshot.offsets[at]), int(snapshot.offsets[at + 1])
+                skills = np.asarray(snapshot.skills[low:high], dtype=np.float32)
+                hub = 0.0
+                if refs is not None:
+                    hub = self._hub(
+                        pk,
+                        int(snapshot.seqs[at]),
+                        np.vstack([np.asarray(snapshot.matrix[at], dtype=np.float32), skills]),
+                        refs,
+                    )
                 if high > low:
-                    skills = np.asarray(snapshot.skills[low:high], dtype=np.float32) @ query
-                    out[keys[int(i)]] = _best(np.concatenate([[whole[j]], skills]))
+                    out[pk] = (*_best(np.concatenate([[whole[j]], skills @ query])), hub)
                 else:
-                    out[keys[int(i)]] = (float(whole[j]), -1)
+                    out[pk] = (float(whole[j]), -1, hub)
         return out
+
+    def _hub(self, pk: uuid.UUID, seq: int, rows: np.ndarray, refs: np.ndarray | None) -> float:
+        if refs is None:
+            return 0.0
+        key = (pk, seq)
+        found = self.hubs.get(key)
+        if found is None:
+            if len(self.hubs) > HUBS_CACHED:  # rows rewritten many times over: start again
+                self.hubs = {}
+            found = self.hubs[key] = hubs.hubness(rows, refs)
+        return found
 
 
 def _best(scores: np.ndarray) -> tuple[float, int]:

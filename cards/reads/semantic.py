@@ -10,7 +10,9 @@ a cutoff. Each result says why and how sure:
 The score fuses two signals: the best cosine between the need's embedding and the agent's
 vectors (its whole text's and each skill's: max pooling, cards/embedding/), and the share ``l``
 of the need's telling words (stemmed; generic ones such as "agent" left out) in the agent's
-text: ``s = cos + LEX_WEIGHT * l``, then ``score = 100 * sigmoid((s - MID) / WIDTH)``. Agents
+text, less a share of the agent's hubness ``h`` (how close it sits to needs in general:
+cards/embedding/hubs.py): ``s = cos - HUB_WEIGHT * (h - HUB_CENTER) + LEX_WEIGHT * l``, then
+``score = 100 * sigmoid((s - MID) / WIDTH)``. Agents
 with ``s`` under :data:`FLOOR` are noise and never listed. Callers who want silence pass
 ``min_score``. Without the model (not installed, ``REGISTRY_EMBEDDINGS=off``) the score is the
 lexical part alone: ``100 * l``, confident from 50.
@@ -33,14 +35,16 @@ from django.db import connection
 from django.db.models import Q, QuerySet
 from django.db.models.expressions import RawSQL
 
-from cards.embedding import model, vectors
+from cards.embedding import hubs, model, vectors
 from cards.models import Agent, Skill
 
 # Chosen on the tuning halves of bench/queries/ (docs/search.md, "Quality"); never on held-out.
 FLOOR = 0.12  # fused similarity under which an agent is noise (nearest-neighbour candidates too)
-MID = 0.31  # the fused similarity scored 50: half of the agents there serve the need
+MID = 0.35  # the fused similarity scored 50 (most near-miss needs stay under it)
 WIDTH = 0.04  # how fast the score rises around MID
 LEX_WEIGHT = 0.1
+HUB_WEIGHT = 0.7  # the share of an agent's hubness taken off its cosine (cards/embedding/hubs.py)
+HUB_CENTER = 0.19  # ... from this hubness on (the corpus cards' mean); under it, a small gain
 CONFIDENT = 50
 NEAREST_MIN = 100  # vector candidates asked for a page (more for deep pages)
 NEAREST_ALL = 2000  # ... and for matched_ids (facets)
@@ -220,15 +224,15 @@ def _scored(text: str, agents: QuerySet[Agent], *, depth: int) -> list[Match]:
             extra = {pk for pk, cos in exact.items() if cos >= FLOOR - LEX_WEIGHT} - set(lexical)
             if extra:
                 lexical.update(_lexical(text, agents, extra, 0))
-    matches = index.matches(query, lexical)
+    matches = index.matches(query, lexical, hubs.references() if HUB_WEIGHT else None)
     kept: list[tuple[int, float, uuid.UUID, int]] = []
     for pk, lex in lexical.items():
         if pk not in matches:  # no vector yet (not embedded): judged by its words alone
             if lex > 0:
                 kept.append((_calibrated(lex, False), lex, pk, -1))
             continue
-        cos, skill = matches[pk]
-        fused = _fuse(cos, lex)
+        cos, skill, hub = matches[pk]
+        fused = _fuse(cos - HUB_WEIGHT * (hub - HUB_CENTER), lex)
         if fused >= FLOOR:
             kept.append((_calibrated(fused, True), fused, pk, skill))
     kept.sort(key=lambda item: (-item[0], -item[1], str(item[2])))
