@@ -13,7 +13,7 @@ from urllib.parse import unquote_to_bytes
 
 from django.core.exceptions import DisallowedHost, RequestDataTooBig, SuspiciousOperation
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
-from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBadRequest, JsonResponse
 from rest_framework import exceptions
 from rest_framework.response import Response
 
@@ -269,6 +269,13 @@ class ApiErrorsMiddleware:
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
+        if request.path_info.startswith("/admin/"):
+            # The admin's filters and searches go to PostgreSQL as they are: a NUL there was a
+            # 500 (`?moderation__exact=%00`). Its pages are HTML, so the 400 is plain text.
+            reason = query_string_problem(request.META.get("QUERY_STRING", ""))
+            if reason is not None:
+                return HttpResponseBadRequest(reason, content_type="text/plain; charset=utf-8")
+            return self.get_response(request)
         if not _is_api(request.path_info):
             return self.get_response(request)
         reason = query_string_problem(request.META.get("QUERY_STRING", ""))

@@ -53,6 +53,7 @@ SCHEMAS_URI = (
 # Issue 17 item 1: a pattern that backtracks, over every item of a long array of strings.
 BOMB = {"type": "array", "items": {"anyOf": [{"pattern": "^(a|aa)+(?=c)$"}, {"type": "string"}]}}
 HOSTILE_STRINGS = ["a" * 28 + str(i) for i in range(4000)]
+ADMIN_PASSWORD = "a-long-door-warden-passphrase-7"
 MCP_HEADERS = {"accept": "application/json, text/event-stream"}
 
 # Exception text that must never reach a client.
@@ -75,6 +76,7 @@ class World:
     tokens: dict[str, str]  # alice, bob, staff
     openapi: dict[str, Any] = field(default_factory=dict)
     bomb: dict[str, str] = field(default_factory=dict)  # bob's agent with a backtracking schema
+    target: dict[str, str] = field(default_factory=dict)  # an agent the admin probe moderates
 
 
 def _free_port() -> int:
@@ -96,6 +98,7 @@ def _populate() -> tuple[dict[str, str], dict[str, dict[str, str]], dict[str, st
     alice = users.create_user(username="alice")
     bob = users.create_user(username="bob")
     staff = users.create_user(username="doorkeeper", is_staff=True)
+    users.create_superuser(username="warden", password=ADMIN_PASSWORD, email="w@doors.example")
     tokens = {u.username: Token.objects.create(user=u).key for u in (alice, bob, staff)}
     tokens["staff"] = tokens.pop("doorkeeper")
 
@@ -127,7 +130,10 @@ def _populate() -> tuple[dict[str, str], dict[str, dict[str, str]], dict[str, st
     )  # fmt: skip
     Agent.objects.filter(pk=bomb.pk).update(submitted_by=bob)
     agent_changed(bomb.pk)
-    canaries = {"bomb": row(bomb)}
+    target = agent_from_card(
+        minimal_card(name="Admin target"), url="https://target.doors.example/c"
+    )
+    canaries = {"bomb": row(bomb), "target": row(target)}
     for state in STATES:
         agent = agent_from_card(canary_card(state), url=f"https://{state}.doors.example/card")
         Agent.objects.filter(pk=agent.pk).update(submitted_by=alice)
@@ -173,6 +179,7 @@ def world(django_db_setup: None, django_db_blocker: Any) -> Iterator[World]:
         base = f"http://127.0.0.1:{port}"
         world = World(base=base, public=public, canaries=canaries, tokens=tokens)
         world.bomb = canaries.pop("bomb")
+        world.target = canaries.pop("target")
         world.openapi = httpx.get(base + "/api/schema?format=json", timeout=30).json()
         try:
             yield world
@@ -482,6 +489,80 @@ def test_the_admin_answers_anonymous_hostile_requests(http: httpx.Client) -> Non
         assert "CanaryHiddenZq" not in response.text
     login = http.post("/admin/login/", data={"username": "alice\x00", "password": "x" * 5000})
     check(login, "/admin/login/")
+
+
+def _admin_routes() -> list[str]:
+    from django.contrib import admin
+
+    found = []
+    for route, _entry in _walk(admin.site.get_urls()):
+        route = route.lstrip("^").replace("\\Z", "").replace("$", "")
+        found.append(route)
+    return sorted(set(found))
+
+
+ADMIN_QUERIES = [
+    "q=a%00b", "q=%ED%A0%80", "q=%FF", "o=zz.-9", "p=-1", "p=99999", "all=&e=1",
+    "moderation__exact=%00", "created_at__gte=2026-02-30", "agent__id__exact=not-a-uuid",
+    "id__in=1,2,%00", "_changelist_filters=%00",
+]  # fmt: skip
+ADMIN_IDS = ("a%00b", "%ED%A0%80", "1" * 40)
+ADMIN_PARAM = re.compile(r"\(\?P<\w+>[^)]*\)|<[^>]+>")
+
+
+@pytest.fixture(scope="module")
+def staff_http(world: World) -> Iterator[httpx.Client]:
+    """A superuser's admin session, logged in through the login form (CSRF and all)."""
+    with httpx.Client(base_url=world.base, timeout=30, follow_redirects=False) as client:
+        page = client.get("/admin/login/")
+        token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page.text)
+        assert token is not None, page.text[:300]
+        form = {"username": "warden", "password": ADMIN_PASSWORD,
+                "csrfmiddlewaretoken": token.group(1), "next": "/admin/"}  # fmt: skip
+        login = client.post("/admin/login/", data=form, headers={"Referer": world.base})
+        assert login.status_code == 302, login.text[:300]
+        yield client
+
+
+@pytest.mark.parametrize("route", _admin_routes())
+def test_the_admin_answers_staff_hostile_requests(
+    world: World, staff_http: httpx.Client, route: str
+) -> None:
+    """Staff's admin pages, with hostile query strings and object ids, never a 500."""
+    if ADMIN_PARAM.search(route):  # an object's page: hostile ids
+        urls = [f"/admin/{ADMIN_PARAM.sub(value, route)}" for value in ADMIN_IDS]
+    else:  # a list or a form: hostile filters, orderings, pages and searches
+        urls = [f"/admin/{route}"] + [f"/admin/{route}?{query}" for query in ADMIN_QUERIES]
+    failures = []
+    for url in urls:
+        response = staff_http.get(url)
+        try:
+            check(response, url)
+        except AssertionError as failure:
+            failures.append(str(failure)[:200])
+    assert failures == []
+
+
+@pytest.mark.parametrize("action", ["hide", "reject", "approve", "recrawl"])
+@pytest.mark.parametrize("reason", ["a\x00b", "\udfff", "x" * 5000, "<script>alert(1)</script>"])
+def test_admin_actions_with_hostile_reasons(
+    world: World, staff_http: httpx.Client, action: str, reason: str
+) -> None:
+    """The curator's bulk actions with any reason, never a 500 (a NUL or 5,000 characters fail
+    the action form: Django's admin then says "No action selected.")."""
+    page = staff_http.get("/admin/cards/agent/")
+    token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page.text)
+    assert token is not None
+    raw = {"action": action, "_selected_action": world.target["pk"], "index": "0",
+           "csrfmiddlewaretoken": token.group(1)}  # fmt: skip
+    body = "&".join(f"{k}={quote(v)}" for k, v in raw.items())
+    body += "&reason=" + quote(reason.encode("utf-8", "surrogatepass"))
+    response = staff_http.post(
+        "/admin/cards/agent/", content=body.encode(),
+        headers={"Content-Type": "application/x-www-form-urlencoded", "Referer": world.base},
+    )  # fmt: skip
+    check(response, "/admin/cards/agent/")
+    assert response.status_code in (200, 302, 400), response.status_code
 
 
 # --------------------------------------------------------------------------------------------
