@@ -1,7 +1,7 @@
 """The OpenAPI document is the contract: schemathesis, every check, against a live server.
 
 A fixed seed and 40 examples per operation (schemathesis.toml) keep it deterministic and
-meaningful: about 8 minutes on a loaded two-core machine. A change that makes the API answer
+meaningful: 5.5 to 10 minutes on a loaded two-core machine. A change that makes the API answer
 something its document does not say fails here. The run writes its cache to ``.schemathesis/``
 (ignored by git).
 """
