@@ -898,6 +898,41 @@ def test_schema_evaluation_is_bounded_on_every_door(
     assert cpu < 2.0, (door, cpu, response.text[:300])
 
 
+HOSTILE_URLS = [
+    "javascript:alert(1)", "file:///etc/passwd", "gopher://127.0.0.1:6379/_INFO",
+    "http://169.254.169.254/latest/meta-data/", "http://127.0.0.1:6379/", "http://[::1]:5432/",
+    "http://localhost/", "http://0.0.0.0/", "http://2130706433/", "http://10.0.0.1/card",
+    "http://a@127.0.0.1@example.com/", "http://example.com\x00.evil/", "http://exa mple.com/",
+    "https://" + "a" * 300 + ".example/", "https://example.com/" + "a" * 10_000, "", "//x", "x",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("door", ["submit", "import", "validate"])
+def test_hostile_urls_are_refused_without_a_fetch(
+    world: World, http: httpx.Client, door: str
+) -> None:
+    """Private, loopback and link-local addresses, other schemes and broken URLs: refused (or,
+    for /validate, a failed fetch reported as findings), never fetched, never a 500."""
+    headers = _as(world, "bob")
+    for url in HOSTILE_URLS:
+        if door == "submit":
+            response = http.post("/api/v1/agents", json={"url": url}, headers=headers)
+        elif door == "import":
+            response = http.post("/api/v1/imports", json={"urls": [url]}, headers=headers)
+        else:
+            response = http.post("/api/v1/validate", json={"url": url})
+        body = check(response, f"/api/v1/{door} {url[:60]!r}")
+        if door == "submit":
+            assert response.status_code >= 400, (url[:80], response.text[:300])
+        elif door == "validate" and response.status_code < 300:
+            assert body["validation"]["valid"] is False, (url[:80], response.text[:300])
+        elif door == "import" and response.status_code < 300:
+            job = http.get(f"/api/v1/imports/{body['id']}", headers=headers)
+            counts = job.json()["counts"]
+            assert counts["submitted"] == counts["crawled"] == 0, (url[:80], job.text[:300])
+            assert counts["invalid"] + counts["failed"] == 1, (url[:80], job.text[:300])
+
+
 # --------------------------------------------------------------------------------------------
 # Ownership and visibility: alice, bob and anonymous on every door.
 
