@@ -38,6 +38,7 @@ import httpx
 import pytest
 from django.urls import get_resolver
 
+from tests.support import running_server
 from tests.test_visibility import PARAM, SKIPPED_PREFIXES, _walk, canary_card, secrets
 
 # The database is committed once by the module's fixture; each test only reads it over HTTP.
@@ -914,7 +915,15 @@ def test_hostile_urls_are_refused_without_a_fetch(
     """Private, loopback and link-local addresses, other schemes and broken URLs: refused (or,
     for /validate, a failed fetch reported as findings), never fetched, never a 500."""
     headers = _as(world, "bob")
-    for url in HOSTILE_URLS:
+    with running_server() as server:  # a real server on loopback: it must never be asked
+        server.serve("/card", b"{}")
+        urls = [*HOSTILE_URLS, server.url("/card"), f"http://localhost:{server.port}/card"]
+        _refuse_urls(http, door, headers, urls)
+        assert server.requests == [], server.requests
+
+
+def _refuse_urls(http: httpx.Client, door: str, headers: dict[str, str], urls: list[str]) -> None:
+    for url in urls:
         if door == "submit":
             response = http.post("/api/v1/agents", json={"url": url}, headers=headers)
         elif door == "import":
