@@ -765,6 +765,12 @@ def variants(endpoint: Endpoint, world: World) -> Iterator[Variant]:
             expect = "any" if label == "nul" else "refused"
             yield Variant(f"{label}@{where}", text.encode(), expect=expect)
         yield Variant(f"1mb@{where}", json.dumps(_replace(doc, at, "a" * 1_000_000)).encode())
+        # Numbers JSON has no value for (Python's parser reads NaN and Infinity) and one past
+        # a 64-bit integer, where a string or any value was expected.
+        for label, raw in (("nan", "NaN"), ("infinity", "-Infinity"), ("inf", "1e400"),
+                           ("bigint", str(10**30))):  # fmt: skip
+            text = json.dumps(_replace(doc, at, PLACE)).replace(f'"{PLACE}"', raw)
+            yield Variant(f"{label}@{where}", text.encode())
         deep = "[" * 5000 + "]" * 5000
         text = json.dumps(_replace(doc, at, PLACE)).replace(f'"{PLACE}"', deep)
         deep_expect = "refused" if endpoint.strict else "any"
