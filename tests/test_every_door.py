@@ -276,6 +276,12 @@ def routes() -> list[str]:
     return sorted(set(found)) + ["mcp"]
 
 
+# Parameters of routes the OpenAPI document does not describe (docs/badges-and-attestations.md,
+# docs/catalogue.md).
+EXTRA_PARAMS = {
+    "badges/<str:ident>.svg": ("label",),
+    "": ("q", "tag", "input_mode", "output_mode", "schema", "cursor", "extension", "health"),
+}
 GENERIC_PARAMS = ("q", "limit", "cursor", "format", "filter", "pageSize", "updatedSince")
 DATE_PARAMS = {"updated_since", "updatedSince", "since"}
 INT_PARAMS = {"limit", "pageSize", "offset", "version", "page_size"}
@@ -306,6 +312,8 @@ def query_params(route: str, world: World) -> list[tuple[str, str]]:
         if route == "ard/agents":  # documented in docs/ard.md
             names = ("filter", "orderBy", "pageSize", "pageToken", "updatedSince")
             return [(n, "documented") for n in names]
+        if route in EXTRA_PARAMS:
+            return [(n, "generic") for n in (*GENERIC_PARAMS, *EXTRA_PARAMS[route])]
         return [(n, "generic") for n in GENERIC_PARAMS]  # nothing says what they mean here
     out = {}
     for operation in item.values():
