@@ -7,6 +7,8 @@
   truth), skipping agents whose text did not change.
 - :mod:`cards.embedding.vectors`: the process-wide nearest-neighbour index (usearch), built
   from those rows and kept in step with them by their ``seq``.
+- :mod:`cards.embedding.hubs`: how close an agent sits to needs in general (its hubness),
+  against fixed reference needs; the ranking takes a share of it off.
 
 The layer sits below :mod:`cards.reads` (which ranks with it) and above the models.
 """
