@@ -557,8 +557,8 @@ def test_the_admin_answers_staff_hostile_requests(
 def test_admin_actions_with_hostile_reasons(
     world: World, staff_http: httpx.Client, action: str, reason: str
 ) -> None:
-    """The curator's bulk actions with any reason, never a 500 (a NUL or 5,000 characters fail
-    the action form: Django's admin then says "No action selected.")."""
+    """The curator's bulk actions with any reason, never a 500; a reason the form refuses (a NUL,
+    5,000 characters) is named as the problem (Django's admin said "No action selected.")."""
     page = staff_http.get("/admin/cards/agent/")
     token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page.text)
     assert token is not None
@@ -572,6 +572,9 @@ def test_admin_actions_with_hostile_reasons(
     )  # fmt: skip
     check(response, "/admin/cards/agent/")
     assert response.status_code in (200, 302, 400), response.status_code
+    said = staff_http.get("/admin/cards/agent/").text
+    if "\x00" in reason or len(reason) > 2000:
+        assert "The reason was not taken" in said and "No action selected" not in said
 
 
 # --------------------------------------------------------------------------------------------

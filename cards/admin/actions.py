@@ -18,6 +18,15 @@ class ReasonActionForm(ActionForm):
     reason = forms.CharField(required=False, max_length=2000, label="Reason")
 
 
+def reason_problem(request: HttpRequest) -> str | None:
+    """Why the action bar's reason cannot be taken (None when it can)."""
+    try:
+        ReasonActionForm.base_fields["reason"].clean(request.POST.get("reason", ""))
+    except forms.ValidationError as exc:
+        return "The reason was not taken: " + " ".join(exc.messages)
+    return None
+
+
 def _reason(request: HttpRequest) -> str:
     return (request.POST.get("reason") or "").strip()
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.contrib import admin
-from django.http import HttpRequest
+from django.contrib import admin, messages
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.utils.safestring import SafeString
 
 from cards import moderation
@@ -42,6 +42,18 @@ class AgentAdmin(admin.ModelAdmin):
     search_fields = ["name", "url", "card_url", "provider_organization", "description"]
     actions = [bulk.approve, bulk.reject, bulk.feature, bulk.hide, bulk.recrawl]
     action_form = bulk.ReasonActionForm
+
+    def response_action(
+        self, request: HttpRequest, queryset: Any, *args: Any, **kwargs: Any
+    ) -> HttpResponse | None:
+        """A reason the action form refuses (a NUL, past 2,000 characters) is named as such;
+        Django's admin would say "No action selected." and do nothing."""
+        problem = bulk.reason_problem(request)
+        if problem is not None:
+            self.message_user(request, problem, messages.ERROR)
+            return HttpResponseRedirect(request.get_full_path())
+        return super().response_action(request, queryset, *args, **kwargs)
+
     list_select_related = ["submitted_by"]
     inlines = [
         inlines.PinnedKeyInline,
