@@ -13,9 +13,10 @@ Seed 000 section 3, for the registry's own schemas (``agentQuery`` in, ``agentQu
 Tasks are kept in the cache (alias ``a2a`` when configured, else ``default``) so ``GetTask`` and
 the existing-task rule work on any worker, within bounds, because every caller is anonymous: a
 short TTL (``REGISTRY_A2A_TASK_TTL``), a size per task (``REGISTRY_A2A_TASK_MAX_BYTES``: over it
-the history is left out; still over, the task is not kept), a count per client in a TTL window that opens with its first kept task
-(``REGISTRY_A2A_TASKS_PER_CLIENT``) and a byte budget for all clients per window
-(``REGISTRY_A2A_STORE_MAX_BYTES``). A task that is not kept is still answered; ``GetTask`` then
+the history is left out; still over, the task is not kept), a count per client
+(``REGISTRY_A2A_TASKS_PER_CLIENT``) and a byte budget for all clients
+(``REGISTRY_A2A_STORE_MAX_BYTES``), each in a window of one TTL that opens with its first task.
+A task that is not kept is still answered; ``GetTask`` then
 says it is not found. Without Redis the answer is the same (nothing kept, nothing raised);
 ``GetTask`` answers -32603 "task store unavailable". Bad JSON-RPC gets the protocol's error
 objects, never a 500.
@@ -25,6 +26,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import uuid
 from datetime import UTC, datetime
 from typing import Any
@@ -156,8 +158,13 @@ def _unavailable() -> RpcError:
     return RpcError(InternalError, "The task store is unavailable; retry in a moment.")
 
 
+_TASK_ID = re.compile(r"[0-9a-fA-F-]{1,64}")
+
+
 def _stored_task(task_id: Any) -> dict[str, Any] | None:
-    if not isinstance(task_id, str) or len(task_id) > 100:
+    # Task ids are UUIDs this registry made: anything else (a NUL, spaces, 1 MB) is not looked
+    # up, so it never becomes a cache key.
+    if not isinstance(task_id, str) or not _TASK_ID.fullmatch(task_id):
         return None
     try:
         found = _store().get(f"a2a-task:{task_id}")
