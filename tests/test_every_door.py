@@ -42,7 +42,11 @@ from tests.support import running_server
 from tests.test_visibility import PARAM, SKIPPED_PREFIXES, _walk, canary_card, secrets
 
 # The database is committed once by the module's fixture; each test only reads it over HTTP.
-pytestmark = pytest.mark.django_db
+# A cache key made from what a client sent (a NUL, 1 MB) warns: here it fails the request.
+pytestmark = [
+    pytest.mark.django_db,
+    pytest.mark.filterwarnings("error::django.core.cache.backends.base.CacheKeyWarning"),
+]
 
 STATES = ("pending", "hidden", "rejected", "deleted")
 EXTENSION = "https://doors.example/ext"
@@ -702,6 +706,33 @@ ENDPOINTS = [
         integer=("params", "message", "parts", 0, "data", "limit"),
     ),  # fmt: skip
 ]
+
+
+ENDPOINTS += [
+    Endpoint("a2a-get", "/a2a", {"jsonrpc": "2.0", "id": 4, "method": "GetTask",
+                                 "params": {"id": "no-such-task"}}, ok=False),
+    Endpoint("a2a-get-0.3", "/a2a", {"jsonrpc": "2.0", "id": 4, "method": "tasks/get",
+                                     "params": {"id": "no-such-task"}}, ok=False),
+]  # fmt: skip
+
+
+def test_every_tool_method_and_post_route_is_probed() -> None:
+    """A new MCP tool, A2A method or POST route fails here until ENDPOINTS sends it bodies."""
+    from protocols import a2a, mcp_server
+
+    sent = [endpoint.body for endpoint in ENDPOINTS if endpoint.path in ("/mcp", "/a2a")]
+    tools = {body["params"]["name"] for body in sent if body.get("method") == "tools/call"}
+    assert tools == {tool.name for tool in mcp_server.server._tool_manager.list_tools()}
+    methods = {body["method"] for body in sent}
+    assert set(a2a.SEND) | set(a2a.GET) <= methods
+    posts = set()
+    for route, entry in _walk(get_resolver().url_patterns):
+        view = getattr(entry.callback, "view_class", None)
+        if route.startswith(SKIPPED_PREFIXES) or view is None or not hasattr(view, "post"):
+            continue
+        posts.add("/" + PARAM.sub(lambda m: "{" + m.group(2) + "}", route))
+    bodies = {endpoint.path for endpoint in ENDPOINTS}
+    assert posts <= bodies, posts - bodies
 
 
 def _ids(value: Any, world: World) -> Any:
