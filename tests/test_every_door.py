@@ -1096,10 +1096,13 @@ def test_the_owner_and_anonymous_see_the_public_agent(world: World, http: httpx.
         assert "Doorway" in seen["mcp-get"] and "Doorway" in seen["mcp-get-ard"], who
 
 
+@pytest.mark.parametrize("who", ["alice", "staff"])
 @pytest.mark.parametrize("state", ["pending", "hidden", "rejected"])
-def test_the_owner_sees_her_own_hidden_agents(world: World, http: httpx.Client, state: str) -> None:
+def test_the_owner_and_staff_see_hidden_agents(
+    world: World, http: httpx.Client, state: str, who: str
+) -> None:
     pk = world.canaries[state]["pk"]
-    response = http.get(f"/api/v1/agents/{pk}", headers=_as(world, "alice"))
+    response = http.get(f"/api/v1/agents/{pk}", headers=_as(world, who))
     assert response.status_code == 200 and secrets(state)[0] in response.text
 
 
