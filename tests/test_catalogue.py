@@ -225,7 +225,7 @@ def hostile() -> Agent:
     return agent_from_card(
         minimal_card(
             name=HOSTILE,
-            description=f'Hi <img src=x onerror="alert(1)"> {HOSTILE}',
+            description=f'Hostile markup sample. Hi <img src=x onerror="alert(1)"> {HOSTILE}',
             provider={"organization": HOSTILE, "url": "javascript:alert(1)"},
             documentationUrl="javascript:alert(2)",
             defaultInputModes=['application/json;schema="<b>x</b>"'],
@@ -256,7 +256,10 @@ def _assert_inert(response: Any) -> None:
 def test_hostile_card_text_is_escaped_in_search(client: Client, hostile: Agent) -> None:
     response = ok(client.get("/"))
     _assert_inert(response)
-    _assert_inert(ok(client.get("/", {"q": "alert pwned"})))
+    # PostgreSQL's text parser reads the markup as tags (no words); the plain words find it.
+    found = ok(client.get("/", {"q": "hostile markup sample"}))
+    assert "&lt;script&gt;" in found.content.decode()
+    _assert_inert(found)
     _assert_inert(client.get("/", {"input_mode": HOSTILE}))
 
 

@@ -333,3 +333,22 @@ def test_the_index_library_then_the_model_in_one_process() -> None:
     )
     assert done.returncode == 0, done.stderr[-2000:]
     assert "(1, 384)" in done.stdout
+
+
+@needs_model
+def test_an_agent_with_every_word_of_the_need_is_never_under_the_floor(
+    registry: dict[str, Agent], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where words are shared the lexical side still helps: with a floor no cosine reaches, the
+    agent having every telling word of the need is still listed; one with only some is not."""
+    weather = registry["demo/weather"]
+    name = Agent.objects.get(pk=weather.pk).name.lower()
+    need = " ".join(word for word in name.split() if len(word) > 2)
+    assert need, name
+    monkeypatch.setattr(semantic, "FLOOR", 10.0)
+    agents = gate.agents(include_gone=False)
+    found = [pk for pk, _ in semantic.rank(need, agents, limit=20)]
+    assert weather.pk in found
+    assert all(semantic._lexical(need, agents, [pk], 0).get(pk) == 1.0 for pk in found), (
+        "only agents having every word pass a floor nothing else reaches"
+    )

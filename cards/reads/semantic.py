@@ -13,7 +13,8 @@ of the need's telling words (stemmed; generic ones such as "agent" left out) in 
 text, less a share of the agent's hubness ``h`` (how close it sits to needs in general:
 cards/embedding/hubs.py): ``s = cos - HUB_WEIGHT * (h - HUB_CENTER) + LEX_WEIGHT * l``, then
 ``score = 100 * sigmoid((s - MID) / WIDTH)``. Agents
-with ``s`` under :data:`FLOOR` are noise and never listed. Callers who want silence pass
+with ``s`` under :data:`FLOOR` are noise and never listed, unless their text has every telling
+word of the need. Callers who want silence pass
 ``min_score``. Without the model (not installed, ``REGISTRY_EMBEDDINGS=off``) the score is the
 lexical part alone: ``100 * l``, confident from 50.
 
@@ -233,7 +234,9 @@ def _scored(text: str, agents: QuerySet[Agent], *, depth: int) -> list[Match]:
             continue
         cos, skill, hub = matches[pk]
         fused = _fuse(cos - HUB_WEIGHT * (hub - HUB_CENTER), lex)
-        if fused >= FLOOR:
+        # The floor drops noise, never an agent that has every telling word of the need: where
+        # words are shared, the lexical side still finds it (ranked by its score, low or not).
+        if fused >= FLOOR or lex >= 1.0:
             kept.append((_calibrated(fused, True), fused, pk, skill))
     kept.sort(key=lambda item: (-item[0], -item[1], str(item[2])))
     return [Match(pk, score, skill) for score, _, pk, skill in kept]
