@@ -1039,6 +1039,9 @@ def _reads(world: World, http: httpx.Client, agent: dict[str, str], who: str) ->
         "catalogue-home": "/",
         "catalogue-search": f"/?q={SEARCH}",
         "badge": f"/badges/{pk}.svg",
+        "own-ard-manifest": "/.well-known/ard.json",
+        "own-ai-catalog": "/.well-known/ai-catalog.json",
+        "own-card": "/.well-known/agent-card.json",
     }
     for door, path in gets.items():
         response = http.get(path, headers=headers)
