@@ -640,7 +640,8 @@ ENDPOINTS = [
     Endpoint(
         "ard-explore",
         "/ard/explore",
-        {"query": {"text": "door"}, "resultType": {"facets": [{"field": "tags"}]}},
+        {"query": {"text": "door"}, "resultType": {"facets": [{"field": "tags", "limit": 5}]}},
+        integer=("resultType", "facets", 0, "limit"),
     ),
     Endpoint(
         "mcp-search",
@@ -862,6 +863,8 @@ def variants(endpoint: Endpoint, world: World) -> Iterator[Variant]:
 KNOWN_BODY: dict[tuple[str, str], str] = {
     ("ard-search", "int=5.0"): "POST /ard/search {pageSize: 5.0} is a 400 'pageSize must be an "
     "integer from 1 to 100' (protocols/ard/requests.py integer() takes only int)",
+    ("ard-explore", "int=5.0"): "POST /ard/explore resultType.facets[0].limit 5.0 is a 400 "
+    "'limit must be an integer from 1 to 100' (the same integer() in protocols/ard/requests.py)",
 }
 
 
