@@ -219,11 +219,14 @@ def test_the_catalogue_search_box_ranks(registry: dict[str, Agent], client: Any)
     body = response.content.decode()
     assert "Fight Club Oracle" in body and "match " in body and "via skill" in body
     assert "What do you need?" in body
-    # Weak matches are shown under a "less likely" divider, after the confident ones.
-    assert "Less likely" in body
-    assert body.index("Fight Club Oracle") < body.index("Less likely")
-    if "Weatherly" in body:
-        assert body.index("Less likely") < body.index("Weatherly")
+    # Weak matches are shown under a "less likely" divider, after the confident ones (what is
+    # weak depends on the agents loaded: the corpus cards are absent on a fresh clone).
+    ranked = client.get("/api/v1/agents", {"q": "who would win, a lion or a tiger"}).json()
+    weak = [item["name"] for item in ranked["results"] if not item["confident"]]
+    assert ("Less likely" in body) == bool(weak)
+    if weak:
+        assert body.index("Fight Club Oracle") < body.index("Less likely")
+        assert body.index("Less likely") < body.index(weak[0])
 
 
 def test_lexical_fallback_when_embeddings_are_off(
