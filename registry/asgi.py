@@ -8,12 +8,16 @@ plain Django views under this handler.
 from __future__ import annotations
 
 import os
+import warnings
 from typing import Any, cast
 
 from django.core.asgi import get_asgi_application
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "registry.settings")
 django_application = get_asgi_application()
+
+# The MCP SDK's settings model warns about its own field at import: noise in every start's log.
+warnings.filterwarnings("ignore", message="Field 'lifespan' has an incomplete definition")
 
 from protocols.asgi_app import registry_application  # noqa: E402 - needs Django set up
 from protocols.mcp_server import METHODS, make_app  # noqa: E402
