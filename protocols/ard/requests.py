@@ -46,8 +46,10 @@ def only(data: dict[str, Any], allowed: set[str], where: str) -> None:
 
 def integer(data: dict[str, Any], name: str, *, default: int, low: int, high: int) -> int:
     value = data.get(name, default)
-    if isinstance(value, str) and value.isdigit():  # query parameters
+    if isinstance(value, str) and value.isascii() and value.isdigit():  # query parameters
         value = int(value)
+    if isinstance(value, float) and value.is_integer() and low <= value <= high:
+        value = int(value)  # 5.0 is an integer as JSON numbers go (a2a-sdk sends doubles)
     if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
         raise invalid(f"{name} must be an integer from {low} to {high}", field=name)
     return value
