@@ -6,6 +6,7 @@ import logging
 import random
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Any
 
 from celery import Task, shared_task
 from celery.exceptions import SoftTimeLimitExceeded
@@ -35,6 +36,19 @@ def retry_delay(retries: int, retry_after: float | None, *, base: float | None =
     return delay
 
 
+def _defer(task: Task, args: tuple[Any, ...], wait: float, default_priority: int) -> str:
+    """Queue ``task`` again for its origin's turn, with the priority it was queued with: a
+    submitted crawl deferred by politeness still runs ahead of periodic ones."""
+    info = task.request.delivery_info
+    priority = info.get("priority") if info else None
+    task.apply_async(
+        args,
+        countdown=wait * random.uniform(1.0, 1.5),
+        priority=default_priority if priority is None else priority,
+    )
+    return "deferred"
+
+
 @shared_task(
     bind=True,
     name="cards.crawl_agent",
@@ -56,17 +70,7 @@ def crawl_agent(self: Task, agent_id: str) -> str:
     origin = origin_of(target[0] or target[1])
     wait = politeness.acquire(origin) if not self.request.is_eager else 0.0
     if wait > 0:
-        # Wait for the origin's turn, keeping the priority it was queued with: a submitted
-        # crawl deferred by politeness still runs ahead of periodic ones.
-        priority = (
-            self.request.delivery_info.get("priority") if self.request.delivery_info else None
-        )
-        crawl_agent.apply_async(
-            (agent_id,),
-            countdown=wait * random.uniform(1.0, 1.5),
-            priority=queue.PERIODIC if priority is None else priority,
-        )
-        return "deferred"
+        return _defer(self, (agent_id,), wait, queue.PERIODIC)
     # The last try (eager, or no retry left) does not defer on a manifest candidate's
     # transient failure: it goes on to the card paths (docs/ard.md).
     final = self.request.is_eager or self.request.retries >= (self.max_retries or 0)
@@ -213,15 +217,7 @@ def import_item(self: Task, item_id: int) -> str:
         return imports.import_item_crawl(item_id=item_id)
     wait = politeness.acquire(origin)
     if wait > 0:
-        priority = (
-            self.request.delivery_info.get("priority") if self.request.delivery_info else None
-        )
-        import_item.apply_async(
-            (item_id,),
-            countdown=wait * random.uniform(1.0, 1.5),
-            priority=queue.ASKED if priority is None else priority,
-        )
-        return "deferred"
+        return _defer(self, (item_id,), wait, queue.ASKED)
     try:
         return imports.import_item_crawl(item_id=item_id)
     finally:

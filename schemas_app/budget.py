@@ -33,6 +33,7 @@ import jsonschema_rs
 from django.conf import settings
 
 from registry.errors import ProblemError
+from schemas_app import keywords as schema_keywords
 
 T = TypeVar("T")
 
@@ -232,22 +233,10 @@ def keywords(backtrack_limit: int) -> dict[str, Any]:
     return {PATTERN_KEYWORD: keyword, GUARD_KEYWORD: Guard}
 
 
-# Keywords whose value is a schema, a list of schemas, or a map of schemas (every draft).
-_SCHEMA_KEYS = (
-    "additionalProperties",
-    "unevaluatedProperties",
-    "additionalItems",
-    "unevaluatedItems",
-    "contains",
-    "propertyNames",
-    "not",
-    "if",
-    "then",
-    "else",
-    "contentSchema",
-    "items",
-)
-_SCHEMA_LIST_KEYS = ("allOf", "anyOf", "oneOf", "prefixItems", "items")
+# Keywords whose value is a schema, a list of schemas, or a map of schemas (every draft), as
+# schemas_app.keywords lists them, plus ``items`` in both forms and draft 4-7 ``dependencies``.
+_SCHEMA_KEYS = (*schema_keywords.SCHEMA_KEYS, "items")
+_SCHEMA_LIST_KEYS = (*schema_keywords.SCHEMA_LIST_KEYS, "items")
 # Keywords that apply their subschemas to the members or items of the value (not to the value).
 _DESCENDING = frozenset(
     (
@@ -263,14 +252,7 @@ _DESCENDING = frozenset(
         "contains",
     )
 )
-_SCHEMA_MAP_KEYS = (
-    "properties",
-    "patternProperties",
-    "$defs",
-    "definitions",
-    "dependentSchemas",
-    "dependencies",
-)
+_SCHEMA_MAP_KEYS = (*schema_keywords.SCHEMA_MAP_KEYS, "dependencies")
 
 
 @dataclass

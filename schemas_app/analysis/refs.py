@@ -9,6 +9,7 @@ from urllib.parse import unquote, urldefrag, urljoin
 
 from registry.findings import json_pointer
 from schemas_app.analysis.model import Problem
+from schemas_app.keywords import SCHEMA_KEYS, SCHEMA_LIST_KEYS, SCHEMA_MAP_KEYS
 from schemas_app.validation import DRAFT4, DRAFT6, DRAFT7, is_metaschema_uri
 
 # The synthetic base URI of a schema without $id. ".invalid" is reserved (RFC 2606): it never
@@ -17,22 +18,6 @@ _BASE = "https://registry.invalid/schema.json"
 
 _OLD_DRAFTS = (DRAFT4, DRAFT6, DRAFT7)
 
-# Keywords whose value is a schema, a list of schemas, or a map of schemas (every draft).
-_SCHEMA_KEYS = (
-    "additionalProperties",
-    "unevaluatedProperties",
-    "additionalItems",
-    "unevaluatedItems",
-    "contains",
-    "propertyNames",
-    "not",
-    "if",
-    "then",
-    "else",
-    "contentSchema",
-)
-_SCHEMA_LIST_KEYS = ("allOf", "anyOf", "oneOf", "prefixItems")
-_SCHEMA_MAP_KEYS = ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas")
 _REF_KEYS = ("$ref", "$dynamicRef", "$recursiveRef")
 
 
@@ -46,13 +31,13 @@ class _Resources:
 def _children(node: dict[str, Any], draft: str) -> list[tuple[tuple[str | int, ...], Any]]:
     """The subschemas of ``node`` with their relative paths."""
     out: list[tuple[tuple[str | int, ...], Any]] = []
-    for key in _SCHEMA_KEYS:
+    for key in SCHEMA_KEYS:
         if key in node:
             out.append(((key,), node[key]))
-    for key in _SCHEMA_LIST_KEYS:
+    for key in SCHEMA_LIST_KEYS:
         if isinstance(node.get(key), list):
             out.extend(((key, i), sub) for i, sub in enumerate(node[key]))
-    for key in _SCHEMA_MAP_KEYS:
+    for key in SCHEMA_MAP_KEYS:
         if isinstance(node.get(key), dict):
             out.extend(((key, name), sub) for name, sub in node[key].items())
     items = node.get("items")
