@@ -1,13 +1,16 @@
-"""Pieces the tests share: a real HTTP server on loopback that serves what a test tells it to."""
+"""Pieces the tests share: a real HTTP server on loopback that serves what a test tells it to,
+the registry itself served live, and the official MCP client."""
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterator
+import time
+from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import Any
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"
 CORPUS = SHARED / "corpus" / "cards"
@@ -98,3 +101,65 @@ def running_server(host: str = "127.0.0.1") -> Iterator[CardServer]:
     finally:
         server.httpd.shutdown()
         server.httpd.server_close()
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 nobody listens on (as of now)."""
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@contextmanager
+def serving_asgi(log_level: str = "error") -> Iterator[str]:
+    """The registry's ASGI application under uvicorn in a thread; yields its base URL. On exit
+    the server stops and the database connections its worker threads held are closed."""
+    import asyncio
+
+    import uvicorn
+    from asgiref.sync import sync_to_async
+    from django.db import connections
+
+    from registry.asgi import application
+
+    port = free_port()
+    server = uvicorn.Server(
+        uvicorn.Config(application, host="127.0.0.1", port=port, lifespan="on", log_level=log_level)
+    )
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 15
+    while not server.started:
+        if time.monotonic() > deadline or not thread.is_alive():
+            raise RuntimeError("the registry did not start")
+        time.sleep(0.05)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(10)
+        # The server's database connection lives in asgiref's thread-sensitive executor.
+        asyncio.run(sync_to_async(connections.close_all, thread_sensitive=True)())
+
+
+def mcp_session(base: str, body: Callable[[Any], Awaitable[Any]]) -> Any:
+    """Run ``body(session)`` in an initialised session of the official MCP client."""
+    import asyncio
+
+    from mcp import ClientSession
+    from mcp.client.streamable_http import streamablehttp_client
+
+    async def run() -> Any:
+        async with streamablehttp_client(base + "/mcp") as (read, write, _):
+            async with ClientSession(read, write) as session:
+                await session.initialize()
+                return await body(session)
+
+    return asyncio.run(run())
+
+
+def mcp_call(base: str, tool: str, arguments: dict[str, Any]) -> Any:
+    """One MCP tool call through the official client (its ``CallToolResult``)."""
+    return mcp_session(base, lambda session: session.call_tool(tool, arguments))

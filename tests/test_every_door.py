@@ -23,11 +23,8 @@ exception text. docs/security.md ("The probe") says how to run it.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import re
-import socket
-import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -38,7 +35,7 @@ import httpx
 import pytest
 from django.urls import get_resolver
 
-from tests.support import running_server
+from tests.support import running_server, serving_asgi
 from tests.test_visibility import PARAM, SKIPPED_PREFIXES, _walk, canary_card, secrets
 
 # The database is committed once by the module's fixture; each test only reads it over HTTP.
@@ -82,12 +79,6 @@ class World:
     openapi: dict[str, Any] = field(default_factory=dict)
     bomb: dict[str, str] = field(default_factory=dict)  # bob's agent with a backtracking schema
     target: dict[str, str] = field(default_factory=dict)  # an agent the admin probe moderates
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def _populate() -> tuple[dict[str, str], dict[str, dict[str, str]], dict[str, str]]:
@@ -157,41 +148,20 @@ def _populate() -> tuple[dict[str, str], dict[str, dict[str, str]], dict[str, st
 
 @pytest.fixture(scope="module")
 def world(django_db_setup: None, django_db_blocker: Any) -> Iterator[World]:
-    import uvicorn
-    from asgiref.sync import sync_to_async
     from django.core.cache import cache
     from django.core.management import call_command
-    from django.db import connections
-
-    from registry.asgi import application
 
     with django_db_blocker.unblock():
         cache.clear()
         public, canaries, tokens = _populate()
-        port = _free_port()
-        server = uvicorn.Server(
-            uvicorn.Config(
-                application, host="127.0.0.1", port=port, lifespan="on", log_level="critical"
-            )
-        )
-        thread = threading.Thread(target=server.run, daemon=True)
-        thread.start()
-        deadline = time.monotonic() + 15
-        while not server.started:
-            if time.monotonic() > deadline or not thread.is_alive():
-                raise RuntimeError("the registry did not start")
-            time.sleep(0.05)
-        base = f"http://127.0.0.1:{port}"
-        world = World(base=base, public=public, canaries=canaries, tokens=tokens)
-        world.bomb = canaries.pop("bomb")
-        world.target = canaries.pop("target")
-        world.openapi = httpx.get(base + "/api/schema?format=json", timeout=30).json()
         try:
-            yield world
+            with serving_asgi(log_level="critical") as base:
+                world = World(base=base, public=public, canaries=canaries, tokens=tokens)
+                world.bomb = canaries.pop("bomb")
+                world.target = canaries.pop("target")
+                world.openapi = httpx.get(base + "/api/schema?format=json", timeout=30).json()
+                yield world
         finally:
-            server.should_exit = True
-            thread.join(10)
-            asyncio.run(sync_to_async(connections.close_all, thread_sensitive=True)())
             call_command("flush", interactive=False, verbosity=0)
             cache.clear()
 

@@ -14,14 +14,9 @@ from pathlib import Path
 import pytest
 
 from registry.serving import request_is_complete
+from tests.support import free_port
 
 ROOT = Path(__file__).resolve().parents[1]
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def _get(port: int, path: str = "/healthz", timeout: float = 2.0) -> bytes:
@@ -39,7 +34,7 @@ def _get(port: int, path: str = "/healthz", timeout: float = 2.0) -> bytes:
 def gunicorn(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[int, Path]]:
     """``gunicorn -c gunicorn.conf.py registry.wsgi:application`` as compose runs it (2 workers,
     4 threads), on SQLite: /healthz needs no database."""
-    port = _free_port()
+    port = free_port()
     directory = tmp_path_factory.mktemp("gunicorn")
     log = directory / "gunicorn.log"
     env = {

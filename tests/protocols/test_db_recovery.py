@@ -9,7 +9,6 @@ is closed", for as long as the process lived.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import time
 from collections.abc import Iterator
@@ -18,20 +17,10 @@ from typing import Any
 import httpx
 import pytest
 from django.db import connection
-from mcp import ClientSession
-from mcp.client.streamable_http import streamablehttp_client
+
+from tests.support import mcp_call
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-
-def _tool(base: str, name: str, arguments: dict[str, Any]) -> Any:
-    async def run() -> Any:
-        async with streamablehttp_client(base + "/mcp") as (read, write, _):
-            async with ClientSession(read, write) as session:
-                await session.initialize()
-                return await session.call_tool(name, arguments)
-
-    return asyncio.run(run())
 
 
 def _terminate_server_connections() -> int:
@@ -61,14 +50,14 @@ def test_mcp_a2a_ard_and_the_site_answer_right_after_the_connections_are_killed(
     live_registry: str, fight_agent: Any
 ) -> None:
     agent_id = str(fight_agent.pk)
-    assert not _tool(live_registry, "get_agent", {"id": agent_id}).isError
+    assert not mcp_call(live_registry, "get_agent", {"id": agent_id}).isError
     assert _a2a(live_registry).status_code == 200
     assert _terminate_server_connections() >= 1  # at least the MCP worker thread's
     for _ in range(3):
-        result = _tool(live_registry, "get_agent", {"id": agent_id})
+        result = mcp_call(live_registry, "get_agent", {"id": agent_id})
         assert not result.isError, result.content[0].text
         assert result.structuredContent["name"] == "Fight judge"
-        found = _tool(live_registry, "search_agents", {"schema": "fightComparison"})
+        found = mcp_call(live_registry, "search_agents", {"schema": "fightComparison"})
         assert [r["id"] for r in found.structuredContent["results"]] == [agent_id]
         answer = _a2a(live_registry)
         task = answer.json()["result"]
@@ -97,10 +86,10 @@ def test_without_health_checks_one_call_fails_cleanly_and_the_next_recovers(
 ) -> None:
     agent_id = str(fight_agent.pk)
     _terminate_server_connections()
-    assert not _tool(live_registry, "get_agent", {"id": agent_id}).isError  # a new connection
+    assert not mcp_call(live_registry, "get_agent", {"id": agent_id}).isError  # a new connection
     _terminate_server_connections()
-    failed = _tool(live_registry, "get_agent", {"id": agent_id})
+    failed = mcp_call(live_registry, "get_agent", {"id": agent_id})
     assert failed.isError
     assert failed.content[0].text == "The registry's database is unavailable; retry in a moment."
-    recovered = _tool(live_registry, "get_agent", {"id": agent_id})
+    recovered = mcp_call(live_registry, "get_agent", {"id": agent_id})
     assert not recovered.isError, recovered.content[0].text

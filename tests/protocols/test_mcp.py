@@ -2,31 +2,20 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
-from collections.abc import Awaitable, Callable
 from typing import Any
 
 import httpx
 import pytest
 from mcp import ClientSession
-from mcp.client.streamable_http import streamablehttp_client
+
+from tests.support import mcp_session
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
-def _session(base: str, body: Callable[[ClientSession], Awaitable[Any]]) -> Any:
-    async def run() -> Any:
-        async with streamablehttp_client(base + "/mcp") as (read, write, _):
-            async with ClientSession(read, write) as session:
-                await session.initialize()
-                return await body(session)
-
-    return asyncio.run(run())
-
-
 def test_it_lists_five_tools_each_with_input_and_output_schemas(live_registry: str) -> None:
-    tools = _session(live_registry, lambda s: s.list_tools()).tools
+    tools = mcp_session(live_registry, lambda s: s.list_tools()).tools
     names = {t.name for t in tools}
     assert names == {
         "search_agents", "get_agent", "find_agents_accepting", "check_message", "list_schemas"
@@ -39,13 +28,13 @@ def test_it_lists_five_tools_each_with_input_and_output_schemas(live_registry: s
 def test_search_finds_an_agent_by_schema_filter_and_text(
     live_registry: str, fight_agent: Any
 ) -> None:
-    result = _session(
+    result = mcp_session(
         live_registry,
         lambda s: s.call_tool("search_agents", {"text": "fight", "schema": "fightComparison"}),
     )
     assert not result.isError
     assert [r["id"] for r in result.structuredContent["results"]] == [str(fight_agent.pk)]
-    missing = _session(
+    missing = mcp_session(
         live_registry, lambda s: s.call_tool("search_agents", {"tag": ["no-such-tag"]})
     )
     assert missing.structuredContent["results"] == []
@@ -71,7 +60,7 @@ def test_find_accepting_get_agent_card_resource_and_check_message(
         schemas = await session.call_tool("list_schemas", {})
         return found, rejected, agent, card, check, schemas
 
-    found, rejected, agent, card, check, schemas = _session(live_registry, body)
+    found, rejected, agent, card, check, schemas = mcp_session(live_registry, body)
     assert [a["id"] for a in found.structuredContent["agents"]] == [str(fight_agent.pk)]
     assert found.structuredContent["agents"][0]["matches"][0]["skills"] == ["fight-comparison"]
     assert rejected.structuredContent["agents"] == []
@@ -94,7 +83,7 @@ def test_errors_are_tool_errors_with_the_api_messages(live_registry: str) -> Non
             await session.call_tool("no_such_tool", {}),
         )
 
-    missing, bad_id, bad_mode, bad_limit, unknown = _session(live_registry, body)
+    missing, bad_id, bad_mode, bad_limit, unknown = mcp_session(live_registry, body)
     assert missing.isError and missing.content[0].text == "No agent with this id."
     assert bad_id.isError and bad_id.content[0].text == "No agent with this id."
     assert bad_mode.isError and "input_mode" in bad_mode.content[0].text

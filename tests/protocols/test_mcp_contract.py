@@ -4,35 +4,20 @@ bodies and hosts get JSON-RPC error objects, never a 500; the SDK writes no line
 
 from __future__ import annotations
 
-import asyncio
 import json
 import logging
-from collections.abc import Awaitable, Callable
 from typing import Any
 
 import httpx
 import pytest
 from mcp import ClientSession
-from mcp.client.streamable_http import streamablehttp_client
 from mcp.shared.exceptions import McpError
+
+from tests.support import mcp_call, mcp_session
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
-
-
-def _session(base: str, body: Callable[[ClientSession], Awaitable[Any]]) -> Any:
-    async def run() -> Any:
-        async with streamablehttp_client(base + "/mcp") as (read, write, _):
-            async with ClientSession(read, write) as session:
-                await session.initialize()
-                return await body(session)
-
-    return asyncio.run(run())
-
-
-def _call(base: str, tool: str, arguments: dict[str, Any]) -> Any:
-    return _session(base, lambda s: s.call_tool(tool, arguments))
 
 
 def _rest_detail(base: str, query: str) -> str:
@@ -42,29 +27,29 @@ def _rest_detail(base: str, query: str) -> str:
 
 
 def test_argument_mistakes_get_the_api_messages_not_pydantic(live_registry: str) -> None:
-    limit = _call(live_registry, "search_agents", {"limit": 1000})
+    limit = mcp_call(live_registry, "search_agents", {"limit": 1000})
     assert limit.isError
     assert limit.content[0].text == _rest_detail(live_registry, "limit=1000")
-    both = _call(live_registry, "search_agents", {"limit": 0, "text": "x" * 1001})
+    both = mcp_call(live_registry, "search_agents", {"limit": 0, "text": "x" * 1001})
     text = both.content[0].text
     assert both.isError and "validation error" not in text and "Arguments" not in text
     assert "limit must be an integer from 1 to 100" in text
     assert "text is longer than 1000 characters" in text
-    health = _call(live_registry, "search_agents", {"health": ["sickly"]})
+    health = mcp_call(live_registry, "search_agents", {"health": ["sickly"]})
     assert health.isError and health.content[0].text.startswith("health must be one of healthy")
-    verified = _call(live_registry, "search_agents", {"verified": "perhaps"})
+    verified = mcp_call(live_registry, "search_agents", {"verified": "perhaps"})
     assert verified.content[0].text == "verified must be true or false"
-    missing = _call(live_registry, "get_agent", {})
+    missing = mcp_call(live_registry, "get_agent", {})
     assert missing.isError and missing.content[0].text == "id is required"
 
 
 def test_the_text_limit_is_the_apis_1000_characters(live_registry: str) -> None:
     rest = _rest_detail(live_registry, "q=" + "x" * 1001)
     assert rest == "q is longer than 1000 characters"
-    assert not _call(live_registry, "search_agents", {"text": "fight " * 166}).isError
-    over = _call(live_registry, "search_agents", {"text": "x" * 1001})
+    assert not mcp_call(live_registry, "search_agents", {"text": "fight " * 166}).isError
+    over = mcp_call(live_registry, "search_agents", {"text": "x" * 1001})
     assert over.isError and over.content[0].text == "text is longer than 1000 characters"
-    tools = _session(live_registry, lambda s: s.list_tools()).tools
+    tools = mcp_session(live_registry, lambda s: s.list_tools()).tools
     search = next(t for t in tools if t.name == "search_agents")
     assert search.inputSchema["properties"]["text"]["maxLength"] == 1000
 
@@ -72,22 +57,22 @@ def test_the_text_limit_is_the_apis_1000_characters(live_registry: str) -> None:
 def test_unknown_arguments_are_refused_naming_them(live_registry: str) -> None:
     rest = httpx.get(f"{live_registry}/api/v1/agents?colour=red")
     assert rest.status_code == 400 and "colour" in rest.json()["detail"]
-    result = _call(live_registry, "search_agents", {"text": "fight", "colour": "red", "zz": 1})
+    result = mcp_call(live_registry, "search_agents", {"text": "fight", "colour": "red", "zz": 1})
     assert result.isError
     assert result.content[0].text.startswith("Unknown argument: colour, zz. Known: ")
     assert "limit" in result.content[0].text
-    accepting = _call(live_registry, "find_agents_accepting", {"payload": {}, "limits": 3})
+    accepting = mcp_call(live_registry, "find_agents_accepting", {"payload": {}, "limits": 3})
     assert accepting.isError and accepting.content[0].text.startswith("Unknown argument: limits.")
 
 
 def test_a_string_payload_is_an_error_not_zero_agents(live_registry: str, fight_agent: Any) -> None:
     for payload in ('{"a": "x", "b": "y"}', "Lion"):
-        result = _call(live_registry, "find_agents_accepting", {"payload": payload})
+        result = mcp_call(live_registry, "find_agents_accepting", {"payload": payload})
         assert result.isError and result.structuredContent is None
         assert result.content[0].text.startswith("payload must be a JSON object, array")
-    found = _call(live_registry, "find_agents_accepting", {"payload": {"a": "x", "b": "y"}})
+    found = mcp_call(live_registry, "find_agents_accepting", {"payload": {"a": "x", "b": "y"}})
     assert [a["id"] for a in found.structuredContent["agents"]] == [str(fight_agent.pk)]
-    tools = _session(live_registry, lambda s: s.list_tools()).tools
+    tools = mcp_session(live_registry, lambda s: s.list_tools()).tools
     schema = next(t for t in tools if t.name == "find_agents_accepting").inputSchema
     assert "string" not in schema["properties"]["payload"]["type"]
 
@@ -105,19 +90,19 @@ def test_a_missing_resource_is_one_mcp_error_with_the_apis_message(live_registry
             errors.append(caught.value.error)
         return errors
 
-    missing, bad, unknown = _session(live_registry, body)
+    missing, bad, unknown = mcp_session(live_registry, body)
     assert missing.message == "No agent with this id." and missing.code == -32002
     assert bad.message == "No agent with this id."
     assert "Error creating resource" not in missing.message
     assert unknown.code == -32002 and unknown.message == "Unknown resource: nothing://here"
 
 
-def test_the_sdk_logs_nothing_per_call(
+def test_the_sdk_logs_nothing_permcp_call(
     live_registry: str, caplog: pytest.LogCaptureFixture
 ) -> None:
     with caplog.at_level(logging.INFO):
-        _call(live_registry, "list_schemas", {})
-        _call(live_registry, "no_such_tool", {})
+        mcp_call(live_registry, "list_schemas", {})
+        mcp_call(live_registry, "no_such_tool", {})
     noise = [
         r.getMessage()
         for r in caplog.records
@@ -149,18 +134,18 @@ def test_unparseable_bodies_are_json_rpc_errors_not_500(
 
 def test_nul_characters_get_the_apis_message_not_a_database_error(live_registry: str) -> None:
     assert "NUL character" in _rest_detail(live_registry, "tag=a%00b")
-    tag = _call(live_registry, "search_agents", {"tag": ["a\x00b"]})
+    tag = mcp_call(live_registry, "search_agents", {"tag": ["a\x00b"]})
     assert tag.isError and tag.content[0].text == "tag contains a NUL character"
     for tool, arguments, name in [
         ("search_agents", {"text": "fight\x00"}, "text"),
         ("get_agent", {"id": "urn:air:\x00"}, "id"),
         ("list_schemas", {"prefix": "\x00"}, "prefix"),
     ]:
-        result = _call(live_registry, tool, arguments)
+        result = mcp_call(live_registry, tool, arguments)
         assert result.isError and result.content[0].text == f"{name} contains a NUL character"
     # A member name PostgreSQL cannot store is no error of the caller's: no closed schema can
     # accept it, open ones may (schemas_app/matching.py).
-    key = _call(live_registry, "find_agents_accepting", {"payload": {"a\x00": 1}})
+    key = mcp_call(live_registry, "find_agents_accepting", {"payload": {"a\x00": 1}})
     assert not key.isError and key.structuredContent is not None
     assert "database" not in key.content[0].text
 

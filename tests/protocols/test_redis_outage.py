@@ -6,10 +6,8 @@ client) at it; the outage is a kill of that private server. The machine's Redis 
 
 from __future__ import annotations
 
-import asyncio
 import json
 import shutil
-import socket
 import subprocess
 import time
 from collections.abc import Iterator
@@ -19,12 +17,10 @@ from typing import Any
 import httpx
 import pytest
 import redis
-from mcp import ClientSession
-from mcp.client.streamable_http import streamablehttp_client
 
 from cards import politeness
 from tests.factories import minimal_card
-from tests.support import CardServer
+from tests.support import CardServer, free_port, mcp_call
 
 pytestmark = [
     pytest.mark.django_db(transaction=True),
@@ -32,12 +28,6 @@ pytestmark = [
 ]
 
 QUERY_MODE = "application/json;schema=agentQuery"
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 @dataclass
@@ -77,7 +67,7 @@ class PrivateRedis:
 
 @pytest.fixture
 def private_redis(settings: Any) -> Iterator[PrivateRedis]:
-    server = PrivateRedis(_free_port())
+    server = PrivateRedis(free_port())
     server.start()
     backend = "django.core.cache.backends.redis.RedisCache"
     settings.CACHES = {
@@ -143,13 +133,7 @@ def test_a_redis_outage_costs_no_500_and_a2a_comes_back(
     assert validated.status_code == 200, validated.text
     assert httpx.get(f"{live_registry}/api/v1/agents?limit=1").status_code == 200
 
-    async def tool() -> Any:
-        async with streamablehttp_client(live_registry + "/mcp") as (read, write, _):
-            async with ClientSession(read, write) as session:
-                await session.initialize()
-                return await session.call_tool("list_schemas", {})
-
-    assert not asyncio.run(tool()).isError
+    assert not mcp_call(live_registry, "list_schemas", {}).isError
 
     private_redis.start()  # the same port: the clients reconnect on their own
     after = _send(live_registry, [QUERY])["result"]

@@ -7,7 +7,6 @@ account; anonymous callers send 4,000 distinct strings of ``a``s. Before the bud
 
 from __future__ import annotations
 
-import asyncio
 import json
 import time
 from typing import Any
@@ -15,11 +14,10 @@ from typing import Any
 import httpx
 import pytest
 from django.contrib.auth import get_user_model
-from mcp import ClientSession
-from mcp.client.streamable_http import streamablehttp_client
 
 from tests.factories import agent_from_card, minimal_card
 from tests.protocols.conftest import SCHEMAS_URI
+from tests.support import mcp_call
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -56,13 +54,7 @@ def bomb_agent(transactional_db: None) -> Any:
 
 
 def _find(base: str, payload: Any) -> Any:
-    async def run() -> Any:
-        async with streamablehttp_client(base + "/mcp") as (read, write, _):
-            async with ClientSession(read, write) as session:
-                await session.initialize()
-                return await session.call_tool("find_agents_accepting", {"payload": payload})
-
-    return asyncio.run(run())
+    return mcp_call(base, "find_agents_accepting", {"payload": payload})
 
 
 def test_mcp_find_agents_accepting_stops_at_the_budget(live_registry: str, bomb_agent: Any) -> None:
