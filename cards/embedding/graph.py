@@ -89,6 +89,25 @@ def build(directory: Path) -> Any:
         )
     )
     x = "embedded"
+
+    def add_and_norm(
+        summand: str,
+        residual: str,
+        norm: str,
+        name: str,
+        bias: tuple[str, np.ndarray],
+        output: str,
+    ) -> str:
+        """``LayerNorm(summand + bias + residual)``, one fused node (BERT's add & norm)."""
+        inputs = [
+            summand,
+            residual,
+            const(f"{name}_gamma", w[f"{norm}.weight"]),
+            const(f"{name}_beta", w[f"{norm}.bias"]),
+            const(*bias),
+        ]
+        return node("SkipLayerNormalization", inputs, output, MS, epsilon=eps)
+
     for i in range(layers):
         p = f"encoder.layer.{i}"
         q, qb = dense(f"{p}.attention.self.query")
@@ -101,37 +120,16 @@ def build(directory: Path) -> Any:
         )
         out, out_bias = dense(f"{p}.attention.output.dense")
         projected = node("MatMul", [attended, const(f"l{i}_out", out)], f"l{i}_projected")
-        x = node(
-            "SkipLayerNormalization",
-            [
-                projected,
-                x,
-                const(f"l{i}_norm1_gamma", w[f"{p}.attention.output.LayerNorm.weight"]),
-                const(f"l{i}_norm1_beta", w[f"{p}.attention.output.LayerNorm.bias"]),
-                const(f"l{i}_out_bias", out_bias),
-            ],
-            f"l{i}_norm1",
-            MS,
-            epsilon=eps,
-        )
+        x = add_and_norm(projected, x, f"{p}.attention.output.LayerNorm", f"l{i}_norm1",
+                         (f"l{i}_out_bias", out_bias), f"l{i}_norm1")  # fmt: skip
         up, up_bias = dense(f"{p}.intermediate.dense")
         widened = node("MatMul", [x, const(f"l{i}_up", up)], f"l{i}_up_mm")
         activated = node("BiasGelu", [widened, const(f"l{i}_up_bias", up_bias)], f"l{i}_gelu", MS)
         down, down_bias = dense(f"{p}.output.dense")
         narrowed = node("MatMul", [activated, const(f"l{i}_down", down)], f"l{i}_down_mm")
-        x = node(
-            "SkipLayerNormalization",
-            [
-                narrowed,
-                x,
-                const(f"l{i}_norm2_gamma", w[f"{p}.output.LayerNorm.weight"]),
-                const(f"l{i}_norm2_beta", w[f"{p}.output.LayerNorm.bias"]),
-                const(f"l{i}_down_bias", down_bias),
-            ],
-            "last_hidden_state" if i == layers - 1 else f"l{i}_norm2",
-            MS,
-            epsilon=eps,
-        )
+        x = add_and_norm(narrowed, x, f"{p}.output.LayerNorm", f"l{i}_norm2",
+                         (f"l{i}_down_bias", down_bias),
+                         "last_hidden_state" if i == layers - 1 else f"l{i}_norm2")  # fmt: skip
 
     dims = ["batch", "tokens"]
     graph = helper.make_graph(
