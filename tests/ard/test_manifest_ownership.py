@@ -100,6 +100,13 @@ def _listed(client: APIClient, agent: Agent) -> bool:
     return agent.ard_identifier in {item["identifier"] for item in items}
 
 
+def _untouched_and_listed(agent: Agent) -> None:
+    """Nothing of the manifest's stuck to ``agent``: it is listed, with no history entry."""
+    agent = _untouched(agent)
+    assert _listed(APIClient(), agent)
+    assert not AgentEvent.objects.filter(agent=agent).exists()
+
+
 def test_a_manifest_on_another_host_cannot_take_over_an_agent(
     alice: APIClient,
     bob: APIClient,
@@ -130,9 +137,7 @@ def test_a_manifest_on_another_host_cannot_take_over_an_agent(
     # Bob drops the entry and re-crawls: Alice's agent is still listed, with no history entry.
     _publish(card_server, [_entry("Bravo", bob_url)])
     _recrawl(origin)
-    mine = _untouched(mine)
-    assert _listed(APIClient(), mine)
-    assert not AgentEvent.objects.filter(agent=mine).exists()
+    _untouched_and_listed(mine)
 
 
 def test_a_manifest_cannot_take_over_another_accounts_agent_on_its_own_origin(
@@ -217,9 +222,7 @@ def test_an_agent_bound_before_the_check_is_released_not_delisted(
     )
     _publish(card_server, [_entry("Alpha", alice_url), _entry("Bravo", bob_url)])
     _recrawl(origin)
-    mine = _untouched(mine)
-    assert _listed(APIClient(), mine)
-    assert not AgentEvent.objects.filter(agent=mine).exists()
+    _untouched_and_listed(mine)
 
 
 def test_manifest_entries_go_through_moderation_like_submissions(
