@@ -150,13 +150,18 @@ def stop(process: subprocess.Popen[bytes]) -> None:
 
 
 def seed_ours(args: argparse.Namespace) -> None:
+    # bench/seed.py drops and creates only databases named *bench*; another name is seeded only
+    # while it holds no agent (created and migrated by seed.py when missing).
+    recreate = ["--recreate"] if "bench" in urlsplit(args.ours_db).path else []
+    if not recreate and count(args.ours_db, "cards_agent") > 0:
+        raise SystemExit(f"{args.ours_db} holds other agents: name it *bench* or empty it")
     subprocess.run(
         [
             str(PYTHON),
             str(ROOT / "bench" / "seed.py"),
             "-n",
             str(args.agents),
-            "--recreate",
+            *recreate,
             "--verify",
             "0",
             "--no-snapshots",
@@ -270,10 +275,12 @@ def peer_database(args: argparse.Namespace, backend: Path) -> None:
 
     parts = urlsplit(args.peer_db)
     name = parts.path.lstrip("/")
-    if "bench" not in name:
-        raise SystemExit(f"refusing to recreate {name!r}: only databases named *bench* are")
     admin = parts._replace(path="/postgres").geturl()
     with psycopg.connect(admin, autocommit=True) as conn:
+        exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name]).fetchone()
+        if exists and "bench" not in name:
+            # Only databases named *bench* are dropped; another name must not exist yet.
+            raise SystemExit(f"refusing to drop {name!r}: name it *bench* or drop it first")
         conn.execute(sql.SQL("DROP DATABASE IF EXISTS {}").format(sql.Identifier(name)))
         conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
     with psycopg.connect(args.peer_db, autocommit=True) as conn:

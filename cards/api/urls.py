@@ -2,12 +2,16 @@ from __future__ import annotations
 
 from django.urls import path
 
-from cards.api import browse, history, imports, reads, views
+from cards.api import browse, by_id, history, imports, reads, views
 from cards.attestation_views import AgentAttestationView
 
 urlpatterns = [
     path("agents", views.AgentListCreateView.as_view(), name="agent-list"),
-    path("agents/<uuid:pk>", views.AgentDetailView.as_view(), name="agent-detail"),
+    path(
+        "agents/<uuid:pk>",
+        by_id.detail_view(views.AgentDetailView.as_view()),
+        name="agent-detail",
+    ),
     path("agents/<uuid:pk>/card", reads.AgentCardView.as_view(), name="agent-card"),
     path("agents/<uuid:pk>/history", history.AgentHistoryView.as_view(), name="agent-history"),
     path("agents/<uuid:pk>/recrawl", views.AgentRecrawlView.as_view(), name="agent-recrawl"),
