@@ -306,11 +306,16 @@ def main() -> None:
             semantic.LEX_WEIGHT = lex
             report(f"LEX_WEIGHT {lex}", sets, asker, ["tuning"], orders)
         semantic.LEX_WEIGHT = chosen[0]
-        for hub in (0.0, 0.3, 0.5, 0.7, 0.9, 1.2):
+        for hub in (0.0, 0.2, 0.3, 0.5, 0.7):
             semantic.HUB_WEIGHT = hub
             report(f"HUB_WEIGHT {hub}", sets, asker, ["tuning"], orders)
         semantic.HUB_WEIGHT = chosen[1]
-        for mid in (0.31, 0.33, 0.35, 0.37, 0.39):
+        rows = semantic.ROW_HUB_WEIGHT
+        for row in (0.0, 0.2, 0.3, 0.5):
+            semantic.ROW_HUB_WEIGHT = row
+            report(f"ROW_HUB_WEIGHT {row}", sets, asker, ["tuning"], orders)
+        semantic.ROW_HUB_WEIGHT = rows
+        for mid in (0.31, 0.33, 0.35, 0.37):
             semantic.MID = mid
             report(f"MID {mid}", sets, asker, ["tuning"], orders)
         semantic.MID = chosen[2]

@@ -4,13 +4,18 @@ Some cards (a few words, generic phrasing, a name list) sit close to almost ever
 model's space and come first for needs they do not serve. An agent's **hubness** is the mean of
 its :data:`TOP` best cosines (its best row each time) to :data:`REFERENCES`, a fixed set of
 everyday needs from every walk of life, written for this purpose (none of them from the quality
-sets of bench/queries/). :mod:`cards.reads.semantic` subtracts a share of it from the agent's
-cosine to the need (docs/search.md, "Ranking"). The references are embedded once per process,
-on first use, by the same model as everything else.
+sets of bench/queries/). A **row's hubness** is the same for one of its vectors alone (its
+whole text's or one skill's): a generic skill is a hub even when the agent's other skills are
+narrow, and an agent with many narrow skills is not one just because it has many.
+:mod:`cards.reads.semantic` subtracts a share of both from the cosine to the need
+(docs/search.md, "Ranking"). The references are embedded once per process, on first use, by the
+same model as everything else; the worker also stores every row's hubness in the vector index's
+snapshot (:func:`profile`), so web processes only compute it for rows newer than the snapshot.
 """
 
 from __future__ import annotations
 
+import hashlib
 import threading
 
 import numpy as np
@@ -101,6 +106,51 @@ def references() -> np.ndarray:
                 found.setflags(write=False)
                 _matrix[key] = found
     return found
+
+
+def signature() -> str:
+    """What stored hubness values depend on: the model, the references and :data:`TOP`."""
+    text = "\x00".join([model.model_id(), str(TOP), *REFERENCES])
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def _top_mean(similarities: np.ndarray) -> np.ndarray:
+    """Per row of ``similarities`` (rows x references): the mean of its TOP largest values."""
+    top = min(TOP, similarities.shape[1])
+    cut = similarities.shape[1] - top
+    return np.partition(similarities, cut, axis=1)[:, cut:].mean(axis=1).astype(np.float32)
+
+
+def row_hubness(rows: np.ndarray, refs: np.ndarray) -> np.ndarray:
+    """The hubness of each row alone (one value per row)."""
+    if not len(rows) or not len(refs):
+        return np.zeros(len(rows), dtype=np.float32)
+    return _top_mean(np.asarray(rows, dtype=np.float32) @ refs.T)
+
+
+def profile(
+    rows: np.ndarray, starts: np.ndarray, refs: np.ndarray, *, chunk: int = 20000
+) -> tuple[np.ndarray, np.ndarray]:
+    """(each agent's hubness, each row's) for ``rows`` grouped by agent: agent ``i`` owns the
+    rows from ``starts[i]`` to the next start (every agent has at least one row). Worked in
+    chunks of about ``chunk`` rows, for a whole snapshot."""
+    count = len(starts)
+    agent = np.zeros(count, dtype=np.float32)
+    row = np.zeros(len(rows), dtype=np.float32)
+    if not count or not len(refs):
+        return agent, row
+    bounds = np.append(starts, len(rows))
+    first = 0
+    while first < count:
+        last = int(np.searchsorted(bounds, bounds[first] + chunk, side="right")) - 1
+        last = min(max(last, first + 1), count)
+        low, high = int(bounds[first]), int(bounds[last])
+        similarities = np.asarray(rows[low:high], dtype=np.float32) @ refs.T
+        row[low:high] = _top_mean(similarities)
+        best = np.maximum.reduceat(similarities, bounds[first:last] - low, axis=0)
+        agent[first:last] = _top_mean(best)
+        first = last
+    return agent, row
 
 
 def hubness(rows: np.ndarray, refs: np.ndarray) -> float:

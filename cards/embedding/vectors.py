@@ -48,11 +48,19 @@ logger = logging.getLogger(__name__)
 
 REFRESH_SECONDS = 1.0
 CHUNK_BYTES = 8 << 20  # a published snapshot file is stored in chunks of this size
-FILES = ("graph.usearch", "ids.npy", "seqs.npy", "matrix.npy", "offsets.npy", "skills.npy")
+FILES = (
+    "graph.usearch",
+    "ids.npy",
+    "seqs.npy",
+    "matrix.npy",
+    "offsets.npy",
+    "skills.npy",
+    "hubs.npy",
+)
 KEY_SPAN = 64  # graph key of an agent's row r: position * KEY_SPAN + r (r = 0: the whole text)
-KEYS = "rows64"  # the key scheme, in meta.json: snapshots with another one are written again
+KEYS = "rows64-hubs"  # the layout, in meta.json: snapshots with another one are written again
 WINDOW_SECONDS = 30.0
-HUBS_CACHED = 1_000_000  # hubness values kept per process (one float per agent and version)
+HUBS_CACHED = 1_000_000  # hubness values kept per process (agents and versions not in a snapshot)
 
 
 def _vector(raw: Any) -> np.ndarray:
@@ -80,6 +88,10 @@ class _Snapshot:
     graph: Any = None
     skills: np.ndarray = field(default_factory=lambda: np.zeros((0, DIM), dtype=np.float16))
     offsets: np.ndarray = field(default_factory=lambda: np.zeros(1, dtype=np.int64))
+    # Hubness (cards/embedding/hubs.py) stored by the worker: each agent's, then each whole-text
+    # row's, then each skill row's (2 x agents + skill rows values); valid for ``hub_signature``.
+    hubs: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.float32))
+    hub_signature: str = ""
     position: dict[uuid.UUID, int] = field(default_factory=dict)
     floor: int = 0
     mark: int = 0
@@ -103,6 +115,8 @@ class _Snapshot:
                 graph=Index.restore(str(path / "graph.usearch"), view=True),
                 skills=np.load(path / "skills.npy", mmap_mode="r"),
                 offsets=np.load(path / "offsets.npy"),
+                hubs=np.load(path / "hubs.npy"),
+                hub_signature=str(meta.get("hubs") or ""),
                 floor=int(meta["floor"]),
                 mark=int(meta["mark"]),
                 name=name,
@@ -111,7 +125,11 @@ class _Snapshot:
             logger.warning("the vector index snapshot %s is unreadable: ignored", path)
             return None
         snapshot.position = {pk: i for i, pk in enumerate(snapshot.ids)}
-        if len(snapshot.offsets) != len(snapshot.ids) + 1:
+        stored_hubs = 2 * len(snapshot.ids) + len(snapshot.skills)
+        if len(snapshot.offsets) != len(snapshot.ids) + 1 or len(snapshot.hubs) not in (
+            0,
+            stored_hubs,
+        ):
             logger.warning("the vector index snapshot %s is inconsistent: ignored", path)
             return None
         return snapshot
@@ -218,7 +236,8 @@ class VectorIndex:
         self.delta_ids: list[uuid.UUID] = []
         self.delta_matrix = np.zeros((0, DIM), dtype=np.float32)
         self.delta_owner = np.zeros(0, dtype=np.int64)  # per row of delta_matrix: its agent
-        self.hubs: dict[tuple[uuid.UUID, int], float] = {}  # (agent, seq): its hubness
+        # (agent, seq): its hubness and its rows', for agents whose hubness is not stored
+        self.hubs: dict[tuple[uuid.UUID, int], tuple[float, np.ndarray]] = {}
         self.marks: deque[tuple[float, int]] = deque()
         self.checked = 0.0
         self.loaded = False
@@ -319,58 +338,108 @@ class VectorIndex:
         return {pk: best for pk, (best, *_) in self.matches(query, ids).items()}
 
     def matches(
-        self, query: np.ndarray, ids: Iterable[uuid.UUID], refs: np.ndarray | None = None
+        self,
+        query: np.ndarray,
+        ids: Iterable[uuid.UUID],
+        refs: np.ndarray | None = None,
+        *,
+        row_weight: float = 0.0,
+        center: float = 0.0,
     ) -> dict[uuid.UUID, tuple[float, int, float]]:
-        """For each agent of ``ids`` that has a vector: (its best row's cosine, the position of
-        its best-matching skill, -1 when it has no skill vector, and its hubness against
-        ``refs`` (:func:`cards.embedding.hubs.hubness`; 0 without ``refs``), cached per row
-        version)."""
+        """For each agent of ``ids`` that has a vector: (its best row's score, the position of
+        its best-matching skill, -1 when it has no skill vector, and its hubness).
+
+        Without ``refs`` a row's score is its cosine and the hubness 0. With ``refs`` (the
+        embedded references of :mod:`cards.embedding.hubs`), a row's score is its cosine less
+        ``row_weight`` times the row's hubness above ``center``; hubness values come from the
+        snapshot when it stored them for these references, else they are computed and kept
+        per agent version. Snapshot agents are scored together, with no loop over their rows.
+        """
         self.refresh()
         snapshot = self.snapshot
         out: dict[uuid.UUID, tuple[float, int, float]] = {}
-        rows: list[int] = []
+        at_list: list[int] = []
         keys: list[uuid.UUID] = []
         for pk in ids:
             entry = self.delta.get(pk)
             if entry is not None:
-                out[pk] = (*_best(entry[1] @ query), self._hub(pk, entry[0], entry[1], refs))
+                seq, rows = entry
+                agent_hub, row_hubs = self._hubs(pk, seq, rows, refs)
+                scores = rows @ query
+                if refs is not None:
+                    scores -= row_weight * (row_hubs - center)
+                out[pk] = (*_best(scores), agent_hub)
                 continue
             at = snapshot.position.get(pk)
             if at is not None:
-                rows.append(at)
+                at_list.append(at)
                 keys.append(pk)
-        if rows:
-            order = np.argsort(rows)  # reading the memory maps in order
-            picked = np.asarray(rows)[order]
-            whole = np.asarray(snapshot.matrix[picked]) @ query
-            for j, i in enumerate(order):
-                at = int(picked[j])
-                pk = keys[int(i)]
-                low, high = int(snapshot.offsets[at]), int(snapshot.offsets[at + 1])
-                skills = np.asarray(snapshot.skills[low:high], dtype=np.float32)
-                hub = 0.0
-                if refs is not None:
-                    hub = self._hub(
-                        pk,
-                        int(snapshot.seqs[at]),
-                        np.vstack([np.asarray(snapshot.matrix[at], dtype=np.float32), skills]),
-                        refs,
-                    )
-                if high > low:
-                    out[pk] = (*_best(np.concatenate([[whole[j]], skills @ query])), hub)
-                else:
-                    out[pk] = (float(whole[j]), -1, hub)
+        if at_list:
+            out.update(self._snapshot_matches(query, at_list, keys, refs, row_weight, center))
         return out
 
-    def _hub(self, pk: uuid.UUID, seq: int, rows: np.ndarray, refs: np.ndarray | None) -> float:
+    def _snapshot_matches(
+        self,
+        query: np.ndarray,
+        at_list: list[int],
+        keys: list[uuid.UUID],
+        refs: np.ndarray | None,
+        row_weight: float,
+        center: float,
+    ) -> dict[uuid.UUID, tuple[float, int, float]]:
+        snapshot = self.snapshot
+        order = np.argsort(at_list)  # reading the memory maps in order
+        at = np.asarray(at_list, dtype=np.int64)[order]
+        whole = np.asarray(snapshot.matrix[at], dtype=np.float32) @ query
+        low = snapshot.offsets[at]
+        counts = snapshot.offsets[at + 1] - low
+        width = int(counts.max()) if len(counts) else 0
+        present = np.arange(width)[None, :] < counts[:, None]  # agents x skill slots
+        rows = (low[:, None] + np.arange(width)[None, :])[present]
+        skills = np.full((len(at), width), -np.inf, dtype=np.float32)
+        skills[present] = np.asarray(snapshot.skills[rows], dtype=np.float32) @ query
+        agent_hubs = np.zeros(len(at), dtype=np.float32)
+        if refs is not None:
+            count = len(snapshot.ids)
+            if snapshot.hub_signature == hubs.signature() and len(snapshot.hubs):
+                agent_hubs = np.asarray(snapshot.hubs[at], dtype=np.float32)
+                whole_hubs = np.asarray(snapshot.hubs[count + at], dtype=np.float32)
+                skill_hubs = np.asarray(snapshot.hubs[2 * count + rows], dtype=np.float32)
+            else:  # an older snapshot, or other references: computed here, kept per version
+                whole_hubs = np.zeros(len(at), dtype=np.float32)
+                skill_hubs = np.zeros(len(rows), dtype=np.float32)
+                placed = np.zeros((len(at), width), dtype=np.float32)
+                for j, position in enumerate(at):
+                    pk = snapshot.ids[int(position)]
+                    agent_hubs[j], row_hubs = self._hubs(
+                        pk, int(snapshot.seqs[position]), snapshot.rows(int(position)), refs
+                    )
+                    whole_hubs[j] = row_hubs[0]
+                    placed[j, : len(row_hubs) - 1] = row_hubs[1:]
+                skill_hubs = placed[present]
+            whole -= row_weight * (whole_hubs - center)
+            skills[present] -= row_weight * (skill_hubs - center)
+        best_skill = np.argmax(skills, axis=1) if width else np.zeros(len(at), dtype=np.int64)
+        top_skill = skills[np.arange(len(at)), best_skill] if width else whole
+        best = np.maximum(whole, top_skill) if width else whole
+        out: dict[uuid.UUID, tuple[float, int, float]] = {}
+        for j, i in enumerate(order):
+            skill = int(best_skill[j]) if counts[j] else -1
+            out[keys[int(i)]] = (float(best[j]), skill, float(agent_hubs[j]))
+        return out
+
+    def _hubs(
+        self, pk: uuid.UUID, seq: int, rows: np.ndarray, refs: np.ndarray | None
+    ) -> tuple[float, np.ndarray]:
+        """(the agent's hubness, its rows') for rows the snapshot has no stored values for."""
         if refs is None:
-            return 0.0
+            return 0.0, np.zeros(len(rows), dtype=np.float32)
         key = (pk, seq)
         found = self.hubs.get(key)
         if found is None:
             if len(self.hubs) > HUBS_CACHED:  # rows rewritten many times over: start again
                 self.hubs = {}
-            found = self.hubs[key] = hubs.hubness(rows, refs)
+            found = self.hubs[key] = (hubs.hubness(rows, refs), hubs.row_hubness(rows, refs))
         return found
 
 
@@ -496,11 +565,10 @@ def save_snapshot(*, threads: int = 0) -> int:
     np.save(target / "matrix.npy", matrix)
     counts = [len(block) for block in skill_rows]
     np.save(target / "offsets.npy", np.concatenate([[0], np.cumsum(counts)]).astype(np.int64))
-    np.save(
-        target / "skills.npy",
-        np.vstack(skill_rows) if sum(counts) else np.zeros((0, DIM), dtype=np.float16),
-    )
-    meta = {"floor": floor, "mark": mark, "n": len(ids), "keys": KEYS}
+    skills = np.vstack(skill_rows) if sum(counts) else np.zeros((0, DIM), dtype=np.float16)
+    np.save(target / "skills.npy", skills)
+    signature = _save_hubs(target / "hubs.npy", matrix, skills, counts)
+    meta = {"floor": floor, "mark": mark, "n": len(ids), "keys": KEYS, "hubs": signature}
     (target / "meta.json").write_text(json.dumps(meta))
     _make_current(directory, name)
     keep = {name, base.name if base else ""}
@@ -510,6 +578,40 @@ def save_snapshot(*, threads: int = 0) -> int:
             shutil.rmtree(old, ignore_errors=True)
     logger.info("vector index snapshot %s: %d agents, %d rows changed", name, len(ids), len(keys))
     return len(ids)
+
+
+def _save_hubs(path: Path, matrix: np.ndarray, skills: np.ndarray, counts: list[int]) -> str:
+    """Write every agent's and every row's hubness (the layout of ``_Snapshot.hubs``); returns
+    the references' signature, or "" (and an empty file) where the model is not available."""
+    from cards.embedding import model
+
+    try:
+        refs = hubs.references() if model.available() else None
+    except model.Unavailable:
+        refs = None
+    if refs is None:
+        np.save(path, np.zeros(0, dtype=np.float32))
+        return ""
+    count = len(counts)
+    offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+    agent = np.zeros(count, dtype=np.float32)
+    whole = np.zeros(count, dtype=np.float32)
+    skill = np.zeros(len(skills), dtype=np.float32)
+    step = 5000  # agents at a time: their rows, grouped (whole text first), and the references
+    for first in range(0, count, step):
+        last = min(first + step, count)
+        sizes = np.asarray(counts[first:last], dtype=np.int64) + 1
+        starts = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
+        grouped = np.zeros((int(sizes.sum()), DIM), dtype=np.float32)
+        grouped[starts] = matrix[first:last]
+        slots = np.ones(len(grouped), dtype=bool)
+        slots[starts] = False
+        grouped[slots] = skills[offsets[first] : offsets[last]]
+        agent[first:last], row = hubs.profile(grouped, starts, refs)
+        whole[first:last] = row[starts]
+        skill[offsets[first] : offsets[last]] = row[slots]
+    np.save(path, np.concatenate([agent, whole, skill]).astype(np.float32))
+    return hubs.signature()
 
 
 def _aware(epoch: float) -> Any:

@@ -8,10 +8,12 @@ a cutoff. Each result says why and how sure:
 - ``matched_skill``: the name of its skill closest to the need.
 
 The score fuses two signals: the best cosine between the need's embedding and the agent's
-vectors (its whole text's and each skill's: max pooling, cards/embedding/), and the share ``l``
-of the need's telling words (stemmed; generic ones such as "agent" left out) in the agent's
-text, less a share of the agent's hubness ``h`` (how close it sits to needs in general:
-cards/embedding/hubs.py): ``s = cos - HUB_WEIGHT * (h - HUB_CENTER) + LEX_WEIGHT * l``, then
+vectors (its whole text's and each skill's: max pooling, cards/embedding/), each row's cosine
+less a share of that row's hubness ``r`` (how close it sits to needs in general:
+cards/embedding/hubs.py), and the share ``l`` of the need's telling words (stemmed; generic ones
+such as "agent" left out) in the agent's text, less a share of the agent's hubness ``h``:
+``c = max over rows (cos - ROW_HUB_WEIGHT * (r - HUB_CENTER))``,
+``s = c - HUB_WEIGHT * (h - HUB_CENTER) + LEX_WEIGHT * l``, then
 ``score = 100 * sigmoid((s - MID) / WIDTH)``. Agents
 with ``s`` under :data:`FLOOR` are noise and never listed, unless their text has every telling
 word of the need. Callers who want silence pass
@@ -41,10 +43,11 @@ from cards.models import Agent, Skill
 
 # Chosen on the tuning halves of bench/queries/ (docs/search.md, "Quality"); never on held-out.
 FLOOR = 0.12  # fused similarity under which an agent is noise (nearest-neighbour candidates too)
-MID = 0.35  # the fused similarity scored 50 (most near-miss needs stay under it)
+MID = 0.33  # the fused similarity scored 50 (most near-miss needs stay under it)
 WIDTH = 0.04  # how fast the score rises around MID
 LEX_WEIGHT = 0.1
-HUB_WEIGHT = 0.7  # the share of an agent's hubness taken off its cosine (cards/embedding/hubs.py)
+HUB_WEIGHT = 0.3  # the share of an agent's hubness taken off its cosine (cards/embedding/hubs.py)
+ROW_HUB_WEIGHT = 0.3  # ... and of each row's own hubness, off that row's cosine
 HUB_CENTER = 0.19  # ... from this hubness on (the corpus cards' mean); under it, a small gain
 CONFIDENT = 50
 NEAREST_MIN = 100  # vector candidates asked for a page (more for deep pages)
@@ -225,7 +228,8 @@ def _scored(text: str, agents: QuerySet[Agent], *, depth: int) -> list[Match]:
             extra = {pk for pk, cos in exact.items() if cos >= FLOOR - LEX_WEIGHT} - set(lexical)
             if extra:
                 lexical.update(_lexical(text, agents, extra, 0))
-    matches = index.matches(query, lexical, hubs.references() if HUB_WEIGHT else None)
+    refs = hubs.references() if HUB_WEIGHT or ROW_HUB_WEIGHT else None
+    matches = index.matches(query, lexical, refs, row_weight=ROW_HUB_WEIGHT, center=HUB_CENTER)
     kept: list[tuple[int, float, uuid.UUID, int]] = []
     for pk, lex in lexical.items():
         if pk not in matches:  # no vector yet (not embedded): judged by its words alone

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from cards.embedding import hubs, model, store, vectors
+from cards.models import Agent
 from cards.reads import gate, semantic
 from tests.factories import agent_from_card, minimal_card
 
@@ -68,3 +69,60 @@ def test_a_generic_card_pays_for_its_hubness(monkeypatch: pytest.MonkeyPatch) ->
     without = dict(semantic.rank(need, agents, limit=5))
     assert generic.pk in without
     assert with_hubs.get(generic.pk, 0) < without[generic.pk]
+
+
+def test_row_hubness_and_the_profile_of_a_snapshot() -> None:
+    refs = np.vstack([np.eye(4, dtype=np.float32), np.zeros((8, 4), dtype=np.float32)])
+    rows = np.array(
+        [[0.9, 0.0, 0.0, 0.0], [0.0, 0.5, 0.3, 0.0], [0.0, 0.0, 0.0, 1.0]], dtype=np.float32
+    )
+    assert hubs.row_hubness(rows, refs) == pytest.approx([0.9 / 8, 0.8 / 8, 1.0 / 8])
+    # Agent 0 owns rows 0-1, agent 1 row 2; chunks of one row still group by agent.
+    for chunk in (1, 2, 100):
+        agent, row = hubs.profile(rows, np.array([0, 2]), refs, chunk=chunk)
+        assert agent == pytest.approx([hubs.hubness(rows[:2], refs), hubs.hubness(rows[2:], refs)])
+        assert row == pytest.approx(hubs.row_hubness(rows, refs))
+
+
+@pytest.mark.skipif(not model.available(), reason="the embedding model package is not installed")
+def test_the_snapshot_scores_as_the_delta_does(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Hubness stored in the snapshot by the worker gives the scores computed on the fly for
+    newer rows; a snapshot stored for other references is not trusted (computed instead)."""
+    made: list[Agent] = []
+    for name, skills in (
+        ("Tide Tables", ["harbour tide times", "moon phases"]),
+        ("Everything Helper", ["answer anything", "do any task", "plan your life"]),
+        ("Plain", []),
+    ):
+        card = minimal_card(name=name, description=f"{name}: what it does.")
+        card["skills"] = [
+            {"id": f"s{i}", "name": text, "description": text, "tags": []}
+            for i, text in enumerate(skills)
+        ]
+        made.append(
+            agent_from_card(
+                card, url=f"https://{len(made)}.hubs.example/.well-known/agent-card.json"
+            )
+        )
+    ids = [agent.pk for agent in made]
+    store.embed_agents(ids)
+    query = model.embed_query("when is low water in Brest")
+    refs = hubs.references()
+    ask = {"row_weight": 0.3, "center": 0.19}
+    fresh = vectors.index().matches(query, ids, refs, **ask)
+    assert vectors.save_snapshot() == 3
+    vectors.reset()
+    index = vectors.index()
+    index.refresh(force=True)
+    assert index.snapshot.hub_signature == hubs.signature() and not index.delta
+    stored = index.matches(query, ids, refs, **ask)
+    monkeypatch.setattr(index.snapshot, "hub_signature", "other references")
+    computed = index.matches(query, ids, refs, **ask)
+    for pk in ids:  # skill rows are float16 in the snapshot
+        for found in (stored, computed):
+            assert found[pk][0] == pytest.approx(fresh[pk][0], abs=2e-3)
+            assert found[pk][1] == fresh[pk][1]
+            assert found[pk][2] == pytest.approx(fresh[pk][2], abs=2e-3)
+    assert fresh[made[2].pk][1] == -1  # no skill
+    plain = index.matches(query, ids)  # no references: the plain best cosine, hubness 0
+    assert all(plain[pk][2] == 0.0 for pk in ids)
