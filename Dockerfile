@@ -9,4 +9,7 @@ RUN DJANGO_SECRET_KEY=build-only python manage.py collectstatic --noinput
 RUN useradd --system registry && mkdir -p /app/var/embedding && chown registry /app/var/embedding
 USER registry
 EXPOSE 8000
-CMD ["gunicorn", "-c", "gunicorn.conf.py", "registry.wsgi:application"]
+# HTTP in Rust (granian), Django's WSGI application on 4 threads per worker, each request read in
+# full before a thread runs it (registry/rsgi.py; measured in docs/benchmarks.md, "Serving").
+CMD ["granian", "--interface", "rsgi", "--host", "0.0.0.0", "--port", "8000", "--workers", "2", \
+     "--no-ws", "--respawn-failed-workers", "registry.rsgi:application"]

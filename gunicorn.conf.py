@@ -1,4 +1,7 @@
-"""gunicorn settings for the web service (``gunicorn -c gunicorn.conf.py registry.wsgi``).
+"""gunicorn settings: compose's protocols service (uvicorn workers on ``registry.asgi``), and
+the web service for a deployment that runs it under gunicorn
+(``gunicorn -c gunicorn.conf.py registry.wsgi``). The image and compose's web service run
+granian instead (``registry.rsgi``: HTTP parsed in Rust; docs/benchmarks.md, "Serving").
 
 The worker is gthread with requests read in the worker's event loop
 (:class:`registry.serving.BufferedThreadWorker`): a thread is given a request only once it has
@@ -8,14 +11,12 @@ over the workers instead of letting the first one to wake up take them all. Meas
 docs/benchmarks.md ("Serving"); every setting here is in docs/configuration.md.
 
 Each worker imports the application and answers one warm-up request before serving, then
-freezes the garbage collector's view of everything allocated so far (``gc.freeze()``): the
-long-lived objects (modules, URLconf, settings, serializers) are never scanned again, which
-takes the collector's pauses out of request latency (docs/benchmarks.md).
+freezes the garbage collector's view of everything allocated so far
+(:func:`registry.serving.warm_up`).
 """
 
 from __future__ import annotations
 
-import gc
 import os
 from typing import Any
 
@@ -31,26 +32,7 @@ accesslog = os.environ.get("GUNICORN_ACCESS_LOG") or None
 preload_app = True
 
 
-def warm_up_host(allowed_hosts: list[str]) -> str:
-    """A Host header ALLOWED_HOSTS accepts, for the warm-up request."""
-    for host in allowed_hosts:
-        if host == "*":
-            return "localhost"
-        if host:
-            return host.lstrip(".")
-    return "localhost"
-
-
 def post_worker_init(worker: Any) -> None:
-    from django.conf import settings
-    from django.test import Client
+    from registry.serving import warm_up
 
-    try:
-        host = warm_up_host(list(settings.ALLOWED_HOSTS))
-        response = Client(raise_request_exception=False, HTTP_HOST=host).get("/healthz")
-        if response.status_code != 200:
-            worker.log.warning("warm-up request answered %s", response.status_code)
-    except Exception:  # a warm-up failure must not keep the worker from serving
-        worker.log.warning("warm-up request failed", exc_info=True)
-    gc.collect()
-    gc.freeze()
+    warm_up(worker.log)

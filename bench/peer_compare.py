@@ -19,7 +19,8 @@ Queries (each as the peer spells it): fetch by id, first page (20 agents), a tag
 Server CPU per request is utime+stime (``/proc``) of the server's process tree over the recorded
 run divided by the requests served.
 
-Ours is served as in production (``gunicorn -c gunicorn.conf.py registry.wsgi``) with the
+Ours is served as in production (the Dockerfile's ``granian --interface rsgi ...
+registry.rsgi:application``; ``--ours-server gunicorn`` for gunicorn.conf.py) with the
 anonymous limiter on: one wrk address sends everything, so its rate is raised
 (``--ours-anon-rate``), not turned off; the per-request work of the limiter stays.
 
@@ -205,14 +206,32 @@ def start_ours(args: argparse.Namespace) -> subprocess.Popen[bytes]:
         "REGISTRY_LOG_LEVEL": "WARNING",
     }
     process = subprocess.Popen(
-        [str(PYTHON.parent / "gunicorn"), "-c", "gunicorn.conf.py", "registry.wsgi"],
+        ours_command(args.ours_server, args.ours_port),
         cwd=ROOT,
         env=env,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
-    wait_up(f"http://127.0.0.1:{args.ours_port}/healthz", process, "gunicorn (ours)")
+    wait_up(f"http://127.0.0.1:{args.ours_port}/healthz", process, f"{args.ours_server} (ours)")
     return process
+
+
+def ours_command(server: str, port: int, workers: int = 2) -> list[str]:
+    """granian: the Dockerfile's CMD (registry/rsgi.py) on ``port``; gunicorn: gunicorn.conf.py
+    (GUNICORN_BIND carries the port)."""
+    if server == "gunicorn":
+        return [str(PYTHON.parent / "gunicorn"), "-c", "gunicorn.conf.py", "registry.wsgi"]
+    return [
+        str(PYTHON.parent / "granian"),
+        "--interface", "rsgi",
+        "--host", "127.0.0.1",
+        "--port", str(port),
+        "--workers", str(workers),
+        "--no-ws",
+        "--respawn-failed-workers",
+        "--log-level", "warning",
+        "registry.rsgi:application",
+    ]  # fmt: skip
 
 
 def ours_deep_path(port: int) -> str:
@@ -489,6 +508,12 @@ def main() -> None:
         default="granian",
         help="granian: the peer's backend/run.py and Dockerfile; uvicorn: the locked uvicorn "
         "without httptools, whose h11 answers wait 40 ms on every keep-alive request here",
+    )
+    parser.add_argument(
+        "--ours-server",
+        choices=("granian", "gunicorn"),
+        default="granian",
+        help="granian: the Dockerfile's CMD (registry/rsgi.py); gunicorn: gunicorn.conf.py",
     )
     parser.add_argument(
         "--ours-anon-rate",

@@ -1,12 +1,17 @@
-"""Serving layer, interleaved: gunicorn (gunicorn.conf.py) against granian's WSGI interface.
+"""Serving layer, interleaved: gunicorn, granian's WSGI interface and registry/rsgi.py.
 
-Both serve the same application (``registry.wsgi``) with the same settings, database and Redis,
-each on its own port, with 2 workers and 4 threads per worker: gunicorn as docs/benchmarks.md
-"Serving" describes it (``registry.serving.BufferedThreadWorker``, ``SO_REUSEPORT``), granian
-as ``granian --interface wsgi --workers 2 --blocking-threads 4`` (HTTP parsed in Rust, the
-application called on blocking threads). For each round and each path, each server in turn
+All serve the same application (``registry.wsgi``'s) with the same settings, database and
+Redis, each on its own port, with 2 workers and 4 threads per worker: gunicorn as
+gunicorn.conf.py runs it (``registry.serving.BufferedThreadWorker``, ``SO_REUSEPORT``);
+``granian --interface wsgi --blocking-threads 4`` (HTTP parsed in Rust, the application
+called on granian's blocking threads); and the Dockerfile's command, ``granian --interface
+rsgi registry.rsgi:application`` (HTTP parsed in Rust, each request read in full on the event
+loop, then run on a pool thread). For each round and each path, each server in turn
 (the order alternating between rounds) gets a wrk warm-up and a recorded run; the medians of
 req/s and of server CPU per request (utime+stime of the process tree, /proc) are printed.
+First, on each server, tests/test_serving.py's slow-client check: ``--slow-clients`` sockets
+send half a header block (then, separately, a header block and half of its body) and stop;
+the server passes when fresh requests are still answered.
 
     .venv/bin/python bench/serving_compare.py \\
         --database-url postgres://postgres@127.0.0.1:5432/registry_h1_ours --rounds 3
@@ -17,23 +22,33 @@ from __future__ import annotations
 import argparse
 import os
 import random
+import socket
 import statistics
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.peer_compare import PYTHON, measure, ours_agents, stop, wait_up  # noqa: E402
+from bench.peer_compare import (  # noqa: E402
+    PYTHON,
+    measure,
+    ours_agents,
+    ours_command,
+    stop,
+    wait_up,
+)
 
-SERVERS = ("gunicorn", "granian")  # and "granian-asgi": registry.asgi, the psycopg pool on
+# granian-asgi (registry.asgi, with the psycopg pool) can be asked for too.
+SERVERS = ("gunicorn", "granian-wsgi", "granian-rsgi")
 
 
 def command(server: str, port: int, workers: int, threads: int) -> list[str]:
-    if server == "gunicorn":
-        return [str(PYTHON.parent / "gunicorn"), "-c", "gunicorn.conf.py", "registry.wsgi"]
+    if server in ("gunicorn", "granian-rsgi"):  # as served (gunicorn.conf.py, the Dockerfile)
+        return ours_command("gunicorn" if server == "gunicorn" else "granian", port, workers)
     asgi = server == "granian-asgi"
     return [
         str(PYTHON.parent / "granian"),
@@ -59,6 +74,7 @@ def start(args: argparse.Namespace, server: str, port: int) -> subprocess.Popen[
         "GUNICORN_BIND": f"127.0.0.1:{port}",
         "GUNICORN_WORKERS": str(args.workers),
         "GUNICORN_THREADS": str(args.server_threads),
+        "REGISTRY_WEB_THREADS": str(args.server_threads),
         "REGISTRY_ANON_RATE": args.anon_rate,
         "REGISTRY_LOG_LEVEL": "WARNING",
     }
@@ -75,6 +91,43 @@ def start(args: argparse.Namespace, server: str, port: int) -> subprocess.Popen[
     return process
 
 
+FRESH = b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
+HALF_HEADER = b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nUser-Agent: slo"
+HALF_BODY = (
+    b"POST /api/v1/validate HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+    b'Content-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"card":'
+)
+
+
+def fresh_answers(port: int, tries: int = 4, timeout: float = 2.0) -> int:
+    """How many fresh ``GET /healthz`` are answered 200 within ``timeout`` each."""
+    answered = 0
+    for _ in range(tries):
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=timeout) as sock:
+                sock.sendall(FRESH)
+                answered += sock.recv(16).startswith(b"HTTP/1.1 200")
+        except OSError:
+            pass
+    return answered
+
+
+def slow_client_check(port: int, start_of_request: bytes, clients: int) -> int:
+    """tests/test_serving.py's check: ``clients`` sockets send the start of a request and stop;
+    how many of 4 fresh requests are still answered within 2 s."""
+    slow = []
+    try:
+        for _ in range(clients):
+            sock = socket.create_connection(("127.0.0.1", port), timeout=5)
+            sock.sendall(start_of_request)
+            slow.append(sock)
+        time.sleep(0.5)
+        return fresh_answers(port)
+    finally:
+        for sock in slow:
+            sock.close()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--database-url", required=True)
@@ -88,6 +141,12 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--servers", default=",".join(SERVERS))
     parser.add_argument("--base-port", type=int, default=8391)
+    parser.add_argument(
+        "--slow-clients",
+        type=int,
+        default=24,
+        help="sockets for the slow-client check (half a header block; half a body), 0: skip",
+    )
     args = parser.parse_args()
     args.threads = 1  # wrk's threads (bench.peer_compare.measure)
     servers = [s for s in args.servers.split(",") if s]
@@ -100,6 +159,14 @@ def main() -> None:
     running = {server: start(args, server, ports[server]) for server in servers}
     results: dict[tuple[str, str], list[dict[str, Any]]] = {}
     try:
+        for server in servers if args.slow_clients else []:
+            for what, start_of_request in (("header", HALF_HEADER), ("body", HALF_BODY)):
+                fresh = slow_client_check(ports[server], start_of_request, args.slow_clients)
+                print(
+                    f"{server}: {args.slow_clients} clients stopped in the {what}: "
+                    f"{fresh} of 4 fresh /healthz answered within 2 s",
+                    flush=True,
+                )
         for number in range(args.rounds):
             for name, paths in queries.items():
                 order = servers if number % 2 == 0 else servers[::-1]

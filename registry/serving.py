@@ -12,12 +12,16 @@ Chunked bodies and larger ones are still read by the thread (the API caps bodies
 It also closes the connection after a 413: the application refused the body without reading it,
 and the rest of that body must not be taken for the next request.
 
-Measured against gthread and uvicorn workers in docs/benchmarks.md ("Serving").
+Measured against gthread and uvicorn workers in docs/benchmarks.md ("Serving"). The image and
+compose's web service now run granian (registry/rsgi.py), which reads requests in Rust; this
+worker serves deployments that keep gunicorn. :func:`warm_up` is shared by both.
 """
 
 from __future__ import annotations
 
 import errno
+import gc
+import logging
 import re
 import selectors
 from collections.abc import Callable, Iterable
@@ -25,6 +29,8 @@ from functools import partial
 from typing import Any
 
 from gunicorn.workers.gthread import TConn, ThreadWorker
+
+logger = logging.getLogger(__name__)
 
 # A body up to this size is read before a thread is given the request; the REST API's largest
 # accepted body (an inline import) is 2.5 MB.
@@ -145,3 +151,32 @@ class BufferedThreadWorker(ThreadWorker):
             conn.init()
             conn.parser.unreader.unread(pushback)
         return super().handle(conn)
+
+
+def warm_up_host(allowed_hosts: list[str]) -> str:
+    """A Host header ALLOWED_HOSTS accepts, for the warm-up request."""
+    for host in allowed_hosts:
+        if host == "*":
+            return "localhost"
+        if host:
+            return host.lstrip(".")
+    return "localhost"
+
+
+def warm_up(log: Any = logger) -> None:
+    """Before a worker serves: one request (``/healthz``: imports, URLconf, first-use caches),
+    then ``gc.freeze()``, so the long-lived objects allocated so far (modules, URLconf,
+    settings, serializers) are never scanned again and the collector's pauses leave request
+    latency (docs/benchmarks.md)."""
+    from django.conf import settings
+    from django.test import Client
+
+    try:
+        host = warm_up_host(list(settings.ALLOWED_HOSTS))
+        response = Client(raise_request_exception=False, HTTP_HOST=host).get("/healthz")
+        if response.status_code != 200:
+            log.warning("warm-up request answered %s", response.status_code)
+    except Exception:  # a warm-up failure must not keep the worker from serving
+        log.warning("warm-up request failed", exc_info=True)
+    gc.collect()
+    gc.freeze()

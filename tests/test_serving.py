@@ -1,5 +1,11 @@
-"""The production server command (gunicorn -c gunicorn.conf.py registry.wsgi) on a free port:
-slow clients cannot starve it, a 413 closes its connection, the warm-up is not refused."""
+"""The web service's server commands on a free port: slow clients cannot starve them, a 413
+closes its connection, the warm-up is not refused.
+
+Two commands serve ``registry.wsgi``'s application: the production one (Dockerfile, compose's
+web service), ``granian --interface rsgi registry.rsgi:application`` (HTTP in Rust, each
+request read in full before a thread runs it), and ``gunicorn -c gunicorn.conf.py
+registry.wsgi:application`` (registry.serving.BufferedThreadWorker), kept for deployments that
+run gunicorn. Every check runs against both."""
 
 from __future__ import annotations
 
@@ -9,14 +15,28 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass
+from io import BytesIO
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from registry.rsgi import BufferedWSGI, wsgi_environ
 from registry.serving import request_is_complete
 from tests.support import free_port
 
 ROOT = Path(__file__).resolve().parents[1]
+GRANIAN = str(Path(sys.executable).with_name("granian"))
+
+
+def server_command(server: str, port: int) -> list[str]:
+    if server == "granian":  # the Dockerfile's CMD, on another port
+        return [GRANIAN, "--interface", "rsgi", "--host", "127.0.0.1", "--port", str(port),
+                "--workers", "2", "--no-ws", "--respawn-failed-workers",
+                "registry.rsgi:application"]  # fmt: skip
+    return [sys.executable, "-m", "gunicorn", "-c", "gunicorn.conf.py",
+            "registry.wsgi:application"]  # fmt: skip
 
 
 def _get(port: int, path: str = "/healthz", timeout: float = 2.0) -> bytes:
@@ -30,13 +50,15 @@ def _get(port: int, path: str = "/healthz", timeout: float = 2.0) -> bytes:
         return answer
 
 
-@pytest.fixture(scope="module")
-def gunicorn(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[int, Path]]:
-    """``gunicorn -c gunicorn.conf.py registry.wsgi:application`` as compose runs it (2 workers,
-    4 threads), on SQLite: /healthz needs no database."""
+@pytest.fixture(scope="module", params=["granian", "gunicorn"])
+def server(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[tuple[int, Path]]:
+    """The server as compose runs it (2 workers, 4 threads each), on SQLite: /healthz needs no
+    database."""
     port = free_port()
-    directory = tmp_path_factory.mktemp("gunicorn")
-    log = directory / "gunicorn.log"
+    directory = tmp_path_factory.mktemp(request.param)
+    log = directory / "server.log"
     env = {
         key: value
         for key, value in os.environ.items()
@@ -50,18 +72,18 @@ def gunicorn(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[int, Pa
         REGISTRY_ANON_RATE="off",
     )
     with log.open("wb") as out:
-        server = subprocess.Popen(
-            [sys.executable, "-m", "gunicorn", "-c", "gunicorn.conf.py",
-             "registry.wsgi:application"],
+        process = subprocess.Popen(
+            server_command(request.param, port),
             cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT,
         )  # fmt: skip
+    booting = "Started worker" if request.param == "granian" else "Booting worker"
     try:
         deadline = time.monotonic() + 60
         booted = 0
         while booted < 2:  # both workers warmed up and serving
-            assert server.poll() is None, log.read_text()
+            assert process.poll() is None, log.read_text()
             assert time.monotonic() < deadline, log.read_text()
-            booted = log.read_text().count("Booting worker")
+            booted = log.read_text().count(booting)
             time.sleep(0.2)
         while True:
             try:
@@ -74,19 +96,19 @@ def gunicorn(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[int, Pa
         time.sleep(1.0)  # the second worker's warm-up
         yield port, log
     finally:
-        server.terminate()
+        process.terminate()
         try:
-            server.wait(15)
+            process.wait(15)
         except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait(5)
+            process.kill()
+            process.wait(5)
 
 
 @pytest.mark.parametrize("slow_clients", [8, 24])
 def test_slow_clients_do_not_starve_fresh_requests(
-    gunicorn: tuple[int, Path], slow_clients: int
+    server: tuple[int, Path], slow_clients: int
 ) -> None:
-    port, _ = gunicorn
+    port, _ = server
     slow = []
     try:
         for _ in range(slow_clients):
@@ -106,8 +128,8 @@ def test_slow_clients_do_not_starve_fresh_requests(
             sock.close()
 
 
-def test_a_slow_body_does_not_hold_a_thread(gunicorn: tuple[int, Path]) -> None:
-    port, _ = gunicorn
+def test_a_slow_body_does_not_hold_a_thread(server: tuple[int, Path]) -> None:
+    port, _ = server
     slow = []
     try:
         for _ in range(10):
@@ -125,8 +147,8 @@ def test_a_slow_body_does_not_hold_a_thread(gunicorn: tuple[int, Path]) -> None:
             sock.close()
 
 
-def test_an_early_413_closes_the_connection(gunicorn: tuple[int, Path]) -> None:
-    port, _ = gunicorn
+def test_an_early_413_closes_the_connection(server: tuple[int, Path]) -> None:
+    port, _ = server
     body = b'{"card": "' + b"a" * (3 * 1024 * 1024) + b'"}'
     with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
         sock.sendall(
@@ -146,11 +168,129 @@ def test_an_early_413_closes_the_connection(gunicorn: tuple[int, Path]) -> None:
     assert answer.count(b"HTTP/1.1 ") == 1
 
 
-def test_the_warm_up_request_is_not_refused(gunicorn: tuple[int, Path]) -> None:
-    _, log = gunicorn
+def test_the_warm_up_request_is_not_refused(server: tuple[int, Path]) -> None:
+    _, log = server
     text = log.read_text()
     assert "DisallowedHost" not in text and "Invalid HTTP_HOST" not in text, text
     assert "warm-up" not in text, text
+
+
+def test_head_has_no_body_and_keep_alive_goes_on(server: tuple[int, Path]) -> None:
+    port, _ = server
+    with socket.create_connection(("127.0.0.1", port), timeout=5) as sock:
+        sock.sendall(
+            b"HEAD /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
+            b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
+        )
+        answer = b""
+        while chunk := sock.recv(65536):
+            answer += chunk
+    head, rest = answer.split(b"\r\n\r\n", 1)
+    assert head.startswith(b"HTTP/1.1 200")
+    assert rest.startswith(b"HTTP/1.1 200")
+
+
+def test_a_chunked_body_over_the_limit_is_refused_and_closed(server: tuple[int, Path]) -> None:
+    port, _ = server
+    chunk = b"a" * (1024 * 1024)
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+        sock.sendall(
+            b"POST /api/v1/validate HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+            b"Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"
+        )
+        try:
+            for _ in range(6):
+                sock.sendall(b"%x\r\n" % len(chunk) + chunk + b"\r\n")
+            sock.sendall(b"0\r\n\r\n")
+        except OSError:  # the server answered and closed before the end: as it should
+            pass
+        answer = b""
+        try:
+            while data := sock.recv(65536):
+                answer += data
+        except OSError:
+            pass
+    assert answer.startswith(b"HTTP/1.1 413") or answer.startswith(b"HTTP/1.1 400"), answer[:200]
+    assert answer.count(b"HTTP/1.1 ") == 1
+
+
+@dataclass
+class _Scope:
+    """An RSGI request scope as granian gives it (attributes, headers with items() and get())."""
+
+    headers_list: list[tuple[str, str]]
+    path: str = "/api/v1/agents"
+    query_string: str = ""
+    method: str = "GET"
+    server: str = "127.0.0.1:8000"
+    client: str = "10.0.0.7:51234"
+    scheme: str = "http"
+    http_version: str = "1.1"
+    proto: str = "http"
+
+    @property
+    def headers(self) -> Any:
+        pairs = self.headers_list
+
+        class Headers:
+            def items(self) -> list[tuple[str, str]]:
+                return pairs
+
+            def get(self, key: str, default: Any = None) -> Any:
+                return next((v for k, v in pairs if k == key), default)
+
+            def __contains__(self, key: str) -> bool:
+                return any(k == key for k, _ in pairs)
+
+        return Headers()
+
+
+def test_the_wsgi_environ_of_an_rsgi_request() -> None:
+    scope = _Scope(
+        [
+            ("host", "registry.example"),
+            ("content-type", "application/json"),
+            ("content-length", "2"),
+            ("cookie", "a=1"),
+            ("cookie", "b=2"),
+            ("x-forwarded-for", "1.2.3.4"),
+            ("x_forwarded_for", "6.6.6.6"),
+            ("accept", "text/html"),
+            ("accept", "application/json"),
+        ],
+        path="/agents/é b",
+        query_string="q=%20a&tag=x",
+        method="POST",
+        client="[::1]:4000",
+    )
+    environ = wsgi_environ(scope, b"{}", {"SCRIPT_NAME": ""})
+    assert environ["PATH_INFO"] == "/agents/é b".encode().decode("latin-1")
+    assert environ["QUERY_STRING"] == "q=%20a&tag=x"
+    assert environ["REQUEST_METHOD"] == "POST"
+    assert environ["CONTENT_TYPE"] == "application/json"
+    assert environ["CONTENT_LENGTH"] == "2"
+    assert environ["HTTP_COOKIE"] == "a=1; b=2"
+    assert environ["HTTP_ACCEPT"] == "text/html,application/json"
+    assert environ["HTTP_X_FORWARDED_FOR"] == "1.2.3.4"  # the underscore twin is dropped
+    assert environ["REMOTE_ADDR"] == "::1"
+    assert (environ["SERVER_NAME"], environ["SERVER_PORT"]) == ("127.0.0.1", "8000")
+    assert environ["SERVER_PROTOCOL"] == "HTTP/1.1"
+    assert environ["wsgi.input"].read() == b"{}"
+
+
+def test_the_bridge_collects_and_closes_the_wsgi_answer() -> None:
+    closed: list[bool] = []
+
+    class Body(list[bytes]):
+        def close(self) -> None:
+            closed.append(True)
+
+    def app(environ: dict[str, Any], start_response: Any) -> Body:
+        start_response("201 Created", [("x-a", "1")])
+        return Body([b"he", b"llo", environ["wsgi.input"].read()])
+
+    status, headers, body = BufferedWSGI(app).call({"wsgi.input": BytesIO(b"!")})
+    assert (status, headers, body, closed) == (201, [("x-a", "1")], b"hello!", [True])
 
 
 @pytest.mark.parametrize(
