@@ -31,6 +31,7 @@ import math
 import re
 import uuid
 from collections.abc import Iterable
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -125,17 +126,20 @@ def _words(text: str) -> list[str]:
     return [w for w in dict.fromkeys(_WORD.findall(text.lower())) if w not in _GENERIC]
 
 
-def _lexemes(text: str) -> list[str]:
+def _lexemes(text: str) -> tuple[str, ...]:
     """The need's telling words as PostgreSQL lexemes (English stemming, stop words out)."""
     words = _words(text)
-    if not words:
-        return []
+    return _stemmed(" ".join(words)) if words else ()
+
+
+@lru_cache(maxsize=4096)
+def _stemmed(words: str) -> tuple[str, ...]:
+    """PostgreSQL's English lexemes of ``words`` (kept per process: the same need is asked
+    again, and the stemming never changes)."""
     with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT tsvector_to_array(to_tsvector('english'::regconfig, %s))", [" ".join(words)]
-        )
+        cursor.execute("SELECT tsvector_to_array(to_tsvector('english'::regconfig, %s))", [words])
         row = cursor.fetchone()
-    return [lexeme for lexeme in (row[0] if row else []) if "'" not in lexeme][:12]
+    return tuple(lexeme for lexeme in (row[0] if row else []) if "'" not in lexeme)[:12]
 
 
 def _lexical(
@@ -147,43 +151,48 @@ def _lexical(
     every: bool = True,
 ) -> dict[uuid.UUID, float]:
     """The share (0..1) of the need's telling words each agent's text has: of the agents of
-    ``ids`` when given, else of the best ``limit`` agents having every word (``every``) or any.
-    """
+    ``ids`` (when given) and of the best ``limit`` agents having every word (``every``) or any;
+    one query on PostgreSQL."""
+    wanted = list(ids) if ids is not None else []
     if _postgres():
         lexemes = _lexemes(text)
         if not lexemes:
             return {}
         terms = [f"'{lexeme}'" for lexeme in lexemes]
-        rows = agents
-        if ids is not None:
-            rows = rows.filter(pk__in=list(ids))
-        else:
+        share = " + ".join(["(cards_agent.search_vector @@ %s::tsquery)::int"] * len(terms))
+        lex = RawSQL(f"({share})::float / {len(terms)}", terms)
+        parts = []
+        if wanted:
+            parts.append(agents.filter(pk__in=wanted).annotate(lex=lex).order_by())
+        if limit:
             joined = (" & " if every else " | ").join(terms)
-            rows = rows.extra(  # noqa: S610 - bound parameter, the GIN index on search_vector
+            having = agents.extra(  # noqa: S610 - bound parameter, the GIN index on search_vector
                 where=["cards_agent.search_vector @@ %s::tsquery"], params=[joined]
             )
-        share = " + ".join(["(cards_agent.search_vector @@ %s::tsquery)::int"] * len(terms))
-        ranked = rows.annotate(lex=RawSQL(f"({share})::float / {len(terms)}", terms))
-        if ids is None:
-            ranked = ranked.order_by("-lex", "pk")[:limit]
-        return {pk: float(lex or 0.0) for pk, lex in ranked.values_list("pk", "lex")}
+            parts.append(having.annotate(lex=lex).order_by("-lex", "pk")[:limit])
+        if not parts:
+            return {}
+        rows = [part.values_list("pk", "lex") for part in parts]
+        query = rows[0].union(*rows[1:], all=True) if len(rows) > 1 else rows[0]
+        return {pk: float(found or 0.0) for pk, found in query}
     words = _words(text)
     if not words:
         return {}
-    rows = agents
-    if ids is not None:
-        rows = rows.filter(pk__in=list(ids))
-    else:
+    out: dict[uuid.UUID, float] = {}
+    found = agents.filter(pk__in=wanted) if wanted else agents.none()
+    if limit:
         anyword = Q()
         for word in words[:10]:
             anyword |= Q(search_text__icontains=word)
-        rows = rows.filter(anyword)[: limit * 5]
-    out: dict[uuid.UUID, float] = {}
-    for pk, body in rows.values_list("pk", "search_text"):
+        best = agents.filter(anyword)[: limit * 5]
+        for pk, body in best.values_list("pk", "search_text"):
+            body = (body or "").lower()
+            had = sum(1 for w in words if w in body) / len(words)
+            if had >= 1.0 or not every:
+                out[pk] = had
+    for pk, body in found.values_list("pk", "search_text"):
         body = (body or "").lower()
         out[pk] = sum(1 for w in words if w in body) / len(words)
-    if ids is None and every:
-        out = {pk: share for pk, share in out.items() if share >= 1.0}
     return out
 
 
@@ -215,9 +224,8 @@ def _scored(text: str, agents: QuerySet[Agent], *, depth: int) -> list[Match]:
     index = vectors.index()
     near = index.nearest(query, depth)
     cosines = {pk: cos for pk, cos in near if cos >= FLOOR - LEX_WEIGHT}
-    lexical_first = _lexical(text, agents, None, LEXICAL_CANDIDATES)
-    candidates = set(cosines) | set(lexical_first)
-    lexical = _lexical(text, agents, candidates, 0) if candidates else {}
+    # The nearest agents the filters keep and the best having every telling word, one query.
+    lexical = _lexical(text, agents, cosines, LEXICAL_CANDIDATES)
     kept_near = sum(1 for pk in cosines if pk in lexical)
     if len(near) >= depth and kept_near < len(cosines) / 2:
         # The filters left out most of the nearest agents: look at every agent they keep, if
