@@ -156,9 +156,11 @@ def main() -> None:
     ids = [str(a[0]) for a in random.Random(7).sample(agents, min(1000, len(agents)))]
     queries = {"floor": ["/healthz"], "by-id": [f"/api/v1/agents/{i}" for i in ids]}
     ports = {server: args.base_port + k for k, server in enumerate(servers)}
-    running = {server: start(args, server, ports[server]) for server in servers}
+    running: dict[str, subprocess.Popen[bytes]] = {}
     results: dict[tuple[str, str], list[dict[str, Any]]] = {}
     try:
+        for server in servers:  # inside the try: a server that fails to start stops the others
+            running[server] = start(args, server, ports[server])
         for server in servers if args.slow_clients else []:
             for what, start_of_request in (("header", HALF_HEADER), ("body", HALF_BODY)):
                 fresh = slow_client_check(ports[server], start_of_request, args.slow_clients)
