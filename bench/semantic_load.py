@@ -8,8 +8,10 @@ search latency (one client), the index snapshot.
 
 1. Ingest: every agent without an embedding is embedded by ``--processes`` worker processes
    (1 model thread each), each calling the worker's own ``cards.embedding.store.embed_agents``
-   on batches of 64 ids, as the ``cards.embed_agents`` task does. Reported: agents/s over the
-   wall time, model loading excluded (``--ingest-sample N`` re-embeds N agents instead).
+   on batches of ``--ingest-batch`` ids (64, as the ``cards.embed_pending`` drain does; 1 is one
+   crawl's ``cards.embed_agents`` task). Reported: agents/s over the wall time and the CPU per
+   agent of the embedding processes, model loading excluded (``--ingest-sample N`` re-embeds
+   N agents instead; ``--ingest-only`` stops there).
 2. The snapshot the worker writes (``save_snapshot``), and a web process opening it.
 3. Query embedding: distinct needs, cache cold, one at a time.
 4. Search: ``cards.reads.semantic.rank`` over every public agent (page of 20), one client; with
@@ -64,25 +66,26 @@ def needs(count: int, seed: int) -> list[str]:
     return sorted(out)
 
 
-def _embed_worker(args: tuple[str, list[str], Any, bool]) -> tuple[int, float]:
-    database_url, ids, barrier, force = args
+def _embed_worker(args: tuple[str, list[str], Any, bool, int]) -> tuple[int, float, float]:
+    database_url, ids, barrier, force, batch = args
     setup_django(database_url, REGISTRY_EMBEDDING_THREADS="1")
     from cards.embedding import model, store
 
     model.embed(["warm up"])  # the model is loaded before the clock starts
     barrier.wait()
     started = time.monotonic()
+    cpu = time.process_time()
     written = 0
-    for start in range(0, len(ids), 64):
-        written += store.embed_agents(ids[start : start + 64], force=force)
-    return written, time.monotonic() - started
+    for start in range(0, len(ids), batch):
+        written += store.embed_agents(ids[start : start + batch], force=force)
+    return written, time.monotonic() - started, time.process_time() - cpu
 
 
-def ingest(database_url: str, processes: int, sample: int) -> None:
+def ingest(database_url: str, processes: int, sample: int, batch: int = 64) -> None:
     from cards.models import Agent
 
     if sample:
-        ids = [str(pk) for pk in Agent.objects.order_by("?").values_list("pk", flat=True)[:sample]]
+        ids = [str(pk) for pk in Agent.objects.order_by("pk").values_list("pk", flat=True)[:sample]]
         force = True
     else:
         ids = [
@@ -94,21 +97,26 @@ def ingest(database_url: str, processes: int, sample: int) -> None:
         print("ingest: every agent has an embedding already (use --ingest-sample N to measure)")
         return
     parts = [ids[i::processes] for i in range(processes)]
+    load = os.getloadavg()[0]
     context = multiprocessing.get_context("spawn")
     with context.Manager() as manager:
         barrier = manager.Barrier(processes + 1)
         with context.Pool(processes) as pool:
             pending = pool.map_async(
-                _embed_worker, [(database_url, part, barrier, force) for part in parts]
+                _embed_worker, [(database_url, part, barrier, force, batch) for part in parts]
             )
             barrier.wait()
             started = time.monotonic()
             results = pending.get()
             wall = time.monotonic() - started
-    written = sum(n for n, _ in results)
+    written = sum(n for n, _, _ in results)
+    cpu = sum(c for _, _, c in results)
     print(
-        f"ingest: {written} agents embedded by {processes} processes in {wall:.1f} s: "
-        f"{written / wall:.0f} agents/s"
+        f"ingest ({batch} agents per call): {written} agents embedded by {processes} processes "
+        f"in {wall:.1f} s: "
+        f"{written / wall:.0f} agents/s; {cpu / written * 1000:.1f} ms of CPU per agent in "
+        f"the embedding processes ({written / cpu * processes:.0f} agents/s if each had a "
+        f"core of its own); load average before {load:.2f}"
     )
 
 
@@ -121,6 +129,16 @@ def main() -> None:
     parser.add_argument("--ingest-sample", type=int, default=0)
     parser.add_argument("--queries", type=int, default=300)
     parser.add_argument("--profile", action="store_true")
+    parser.add_argument(
+        "--ingest-batch",
+        type=int,
+        default=64,
+        help="agents per embed_agents call: 64 as cards.embed_pending drains, 1 as one crawl's "
+        "cards.embed_agents task",
+    )
+    parser.add_argument(
+        "--ingest-only", action="store_true", help="measure the ingest part only, then stop"
+    )
     args = parser.parse_args()
     setup_django(args.database_url)
 
@@ -131,7 +149,9 @@ def main() -> None:
     from cards.reads import gate, semantic
 
     print(f"{Agent.objects.count()} agents, {AgentEmbedding.objects.count()} embeddings")
-    ingest(args.database_url, args.processes, args.ingest_sample)
+    ingest(args.database_url, args.processes, args.ingest_sample, args.ingest_batch)
+    if args.ingest_only:
+        return
 
     started = time.monotonic()
     size = vectors.save_snapshot(threads=args.processes)

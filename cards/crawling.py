@@ -16,10 +16,11 @@ from typing import Any, NoReturn
 from django.db import InterfaceError, OperationalError, transaction
 from django.utils import timezone
 
-from cards import health, hooks, manifest_crawling, pipeline, politeness, queue, scheduling, trust
+from cards import health, hooks, manifest_crawling, pipeline, politeness, scheduling, trust
 from cards.ard import identifiers
 from cards.changes import summarise
 from cards.discovery import origin_of
+from cards.embedding import pending as embedding_pending
 from cards.indexing import apply_summary, index_card
 from cards.models import Agent, CrawlAttempt, Manifest, Snapshot
 from cards.parsing import parse_card_bytes
@@ -404,7 +405,7 @@ def card_ingest(
             for step in hooks.index_steps:  # schemas_app: the schema index and its history
                 step(agent=agent, card=report.card, snapshot=snapshot)
             # Its text may have changed: embed it for semantic search once this commits.
-            queue.embed_after_commit([str(agent.pk)])
+            embedding_pending.embed_after_commit([str(agent.pk)])
         agent.latest_snapshot = snapshot
         agent.content_sha256 = sha256
         agent.card_url = result.url[:2048]

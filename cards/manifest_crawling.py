@@ -25,10 +25,10 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from cards import queue
 from cards.ard import identifiers
 from cards.ard.manifest import AgentEntry, ManifestReport, finding, read, url_authority
 from cards.discovery import origin_of
+from cards.embedding import pending as embedding_pending
 from cards.indexing import search_text_of
 from cards.models import Agent, AgentEvent, Manifest
 from cards.rendering.store import agent_changed
@@ -391,5 +391,5 @@ def ingest(
     # The entries' words (representative queries, tags, description) are part of what is
     # embedded for natural-language search.
     if report_agents := [str(pk) for pk in listed_ids]:
-        queue.embed_after_commit(report_agents)
+        embedding_pending.embed_after_commit(report_agents)
     return manifest, [(agent_id, inline) for agent_id, inline in to_crawl if inline is not None]

@@ -44,7 +44,7 @@ def max_tokens() -> int:
     return min(MAX_TOKENS, int(getattr(settings, "REGISTRY_EMBEDDING_MAX_TOKENS", MAX_TOKENS)))
 
 
-BATCH = 4  # texts of similar length per run: small batches pad least (measured fastest)
+BATCH = 4  # texts per run, sorted by token count (4 to 16 measured alike in texts/s of CPU)
 CONVERSION = "2"  # bump when the conversion below changes: the file name carries it
 LAYOUT = "skills1"  # what an agent's stored vector holds: the whole text's row, then its skills
 
@@ -183,10 +183,17 @@ class _OnnxRunner:
         self.tokenizer = _tokenizer()
 
     def __call__(self, texts: Sequence[str]) -> np.ndarray:
+        """One pooled row per text: tokenised once, run in batches of :data:`BATCH` texts of
+        the same or nearly the same token count (sorted by it), so little is padded."""
         encodings = self.tokenizer.encode_batch(list(texts))
-        ids, mask = _batch_arrays(encodings)
-        states = self.session.run(None, {"input_ids": ids, "attention_mask": mask})[0]
-        return _pool(states, mask)
+        order = sorted(range(len(encodings)), key=lambda i: len(encodings[i].ids))
+        out = np.empty((len(encodings), DIM), dtype=np.float32)
+        for start in range(0, len(order), BATCH):
+            chunk = order[start : start + BATCH]
+            ids, mask = _batch_arrays([encodings[i] for i in chunk])
+            states = self.session.run(None, {"input_ids": ids, "attention_mask": mask})[0]
+            out[chunk] = _pool(states, mask)
+        return out
 
 
 # --- converting the packaged weights to ONNX, once per machine -------------------------------
@@ -267,15 +274,16 @@ def convert(package: Path, target: Path) -> None:
 def embed(texts: Sequence[str]) -> np.ndarray:
     """One L2-normalised float32 row per text (``Unavailable`` when the model cannot be used).
 
-    Texts are run in small batches of similar length, so little is padded.
+    Each distinct text is run once; texts are tokenised once and run in small batches of the
+    same token count, so little is padded.
     """
     runner = _backend()[1]
-    out = np.zeros((len(texts), DIM), dtype=np.float32)
-    order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
-    for start in range(0, len(order), BATCH):
-        chunk = order[start : start + BATCH]
-        out[chunk] = runner([texts[i] or " " for i in chunk])
-    return out
+    distinct = list(dict.fromkeys(text or " " for text in texts))
+    if not distinct:
+        return np.zeros((0, DIM), dtype=np.float32)
+    rows = runner(distinct)
+    where = {text: row for row, text in enumerate(distinct)}
+    return rows[[where[text or " "] for text in texts]]
 
 
 @lru_cache(maxsize=2048)
