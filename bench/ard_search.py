@@ -1,14 +1,19 @@
-"""ARD search benchmark: ``POST /ard/search`` under gunicorn, driven by wrk with distinct needs.
+"""Search benchmark: ``POST /ard/search`` (or ``GET /api/v1/agents?q=``, ``--target v1``) under
+gunicorn, driven by wrk with distinct needs.
 
 Reports, medians over ``--runs``:
 
 - one client (wrk -c1): p50 and p99 latency and req/s;
-- ``--connections`` (16) closed-loop connections: req/s, p50, p99;
+- ``--connections`` (16) closed-loop connections: req/s, p50, p99, and the CPU per request of
+  the server (gunicorn's master and workers) and of PostgreSQL, read from ``/proc``;
 - the floor in the same run: ``cards.reads.semantic.rank`` called in-process for the same needs
   (query embedding included, no HTTP, no JSON), p50.
 
-Needs are generated like bench/semantic_load.py's (never seen by the query cache). The database
-must be seeded and embedded first::
+Needs are generated like bench/semantic_load.py's; with ``--needs`` larger than the requests of
+a run (2,000 by default) no need is asked twice, so the need's embedding is never cached; with
+``--needs 100`` nearly every request finds it cached. The anonymous limiter is on, its rate
+raised out of the way (``--anon-rate``), as in production. The database must be seeded and
+embedded first::
 
     .venv/bin/python bench/seed.py -n 100000 --recreate \\
         --database-url postgres://postgres@127.0.0.1:5432/registry_sem_bench_100k
@@ -48,6 +53,16 @@ request = function()
 end
 """
 
+LUA_V1 = """
+local paths = {}
+for line in io.lines(os.getenv("BENCH_PATHS")) do paths[#paths + 1] = line end
+local n = 0
+request = function()
+  n = n + 1
+  return wrk.format("GET", paths[(n % #paths) + 1])
+end
+"""
+
 
 def bodies(count: int, seed: int) -> list[str]:
     out = []
@@ -56,6 +71,19 @@ def bodies(count: int, seed: int) -> list[str]:
         if n % 4 == 3:  # a quarter with an A2A filter as well
             body["query"]["filter"] = {"inputModes": ["text/plain"]}
         out.append(json.dumps(body))
+    return out
+
+
+def v1_paths(count: int, seed: int) -> list[str]:
+    """``GET /api/v1/agents?q=`` (ranked by meaning, the default) for the same needs."""
+    from urllib.parse import urlencode
+
+    out = []
+    for n, body in enumerate(bodies(count, seed)):
+        params = {"q": json.loads(body)["query"]["text"], "limit": "10"}
+        if n % 4 == 3:
+            params["input_mode"] = "text/plain"
+        out.append("/api/v1/agents?" + urlencode(params))
     return out
 
 
@@ -86,27 +114,39 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--needs", type=int, default=2000)
     parser.add_argument("--seed", type=int, default=20261125)
+    parser.add_argument("--target", choices=("ard", "v1"), default="ard")
+    parser.add_argument("--anon-rate", default="100000000/minute")
     args = parser.parse_args()
     if shutil.which("wrk") is None:
         raise SystemExit("wrk is needed: apt-get install wrk")
     setup_django(args.database_url)
     texts = [json.loads(b)["query"]["text"] for b in bodies(200, args.seed + 1)]
     floor_p50 = floor(texts)
+    make = bodies if args.target == "ard" else v1_paths
+    lines = make(args.needs, args.seed)
     with tempfile.NamedTemporaryFile("w", suffix=".jsonl", delete=False) as handle:
-        handle.write("\n".join(bodies(args.needs, args.seed)) + "\n")
+        handle.write("\n".join(lines) + "\n")
         bodies_file = handle.name
     with tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False) as handle:
-        handle.write(LUA)
+        handle.write(LUA if args.target == "ard" else LUA_V1)
         script = handle.name
     server = read_load.start_server(args)
     runs: dict[str, list[dict[str, Any]]] = {"one": [], "many": []}
     try:
         read_load.wrk(args.port, bodies_file, script, 1, 3)  # warm: model, index, connections
+        pids, pg = read_load.server_pids(server.pid), read_load.postgres_pids()
+
+        def run(connections: int) -> dict[str, Any]:
+            before, pg_before = read_load.cpu_seconds(pids), read_load.cpu_seconds(pg)
+            found = read_load.wrk(args.port, bodies_file, script, connections, args.duration)
+            served = max(1, found["requests"])
+            found["cpu_ms"] = (read_load.cpu_seconds(pids) - before) / served * 1000
+            found["pg_cpu_ms"] = (read_load.cpu_seconds(pg) - pg_before) / served * 1000
+            return found
+
         for _ in range(args.runs):
-            runs["one"].append(read_load.wrk(args.port, bodies_file, script, 1, args.duration))
-            runs["many"].append(
-                read_load.wrk(args.port, bodies_file, script, args.connections, args.duration)
-            )
+            runs["one"].append(run(1))
+            runs["many"].append(run(args.connections))
     finally:
         server.send_signal(signal.SIGTERM)
         server.wait(10)
@@ -124,6 +164,11 @@ def main() -> None:
         f"{args.connections} connections: {median('many', 'rps'):.1f} req/s, "
         f"p50 {median('many', 'p50'):.2f} ms, p99 {median('many', 'p99'):.2f} ms"
     )
+    for kind in ("one", "many"):
+        print(
+            f"CPU per request ({kind}): server {median(kind, 'cpu_ms'):.2f} ms, "
+            f"PostgreSQL {median(kind, 'pg_cpu_ms'):.2f} ms"
+        )
     print(f"non-2xx answers: {errors}")
 
 

@@ -173,7 +173,7 @@ def start_server(args: argparse.Namespace) -> subprocess.Popen[bytes]:
         "GUNICORN_WORKERS": str(args.workers),
         "GUNICORN_THREADS": str(args.threads),
         # One client address sends everything: the per-client limit would answer 429s.
-        "REGISTRY_ANON_RATE": "off",
+        "REGISTRY_ANON_RATE": getattr(args, "anon_rate", "off"),
     }
     if args.redis_url:
         env["REDIS_URL"] = args.redis_url

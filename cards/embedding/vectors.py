@@ -320,11 +320,23 @@ class VectorIndex:
         owner = self.delta_owner
         if snapshot.graph is not None and len(snapshot.ids):
             rows = len(snapshot.ids) + len(snapshot.skills)
-            matches = snapshot.graph.search(query, min(4 * count, rows))  # rows, several an agent
-            for key, distance in zip(matches.keys, matches.distances, strict=True):
-                pk = snapshot.ids[int(key) // KEY_SPAN]
-                if pk not in self.delta and pk not in found:  # best row first; delta: newer
-                    found[pk] = 1.0 - float(distance)
+            # Rows, best first; an agent's rows seldom sit together, so twice the count of rows
+            # usually gives the count of agents (else the search is widened).
+            wanted, asked = count + len(self.delta), 2 * count
+            while True:
+                matches = snapshot.graph.search(query, min(asked, rows))
+                positions = np.asarray(matches.keys, dtype=np.int64) // KEY_SPAN
+                # Each agent once, at its best row; no more than asked for.
+                kept, first = np.unique(positions, return_index=True)
+                if len(kept) >= wanted or asked >= rows:
+                    break
+                asked *= 4
+            order = np.argsort(first)[:wanted]
+            distances = np.asarray(matches.distances, dtype=np.float32)[first[order]]
+            for at, distance in zip(kept[order].tolist(), distances.tolist(), strict=True):
+                pk = snapshot.ids[at]
+                if not self.delta or pk not in self.delta:  # the delta holds newer rows
+                    found[pk] = 1.0 - distance
         if len(delta_ids):
             best = np.full(len(delta_ids), -1.0, dtype=np.float32)
             np.maximum.at(best, owner, delta_matrix @ query)  # each agent's best row

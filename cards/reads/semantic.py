@@ -122,6 +122,22 @@ def _query_vector(text: str) -> np.ndarray | None:
 # --- the lexical part ------------------------------------------------------------------------
 
 
+def _id_array(ids: Iterable[uuid.UUID]) -> str:
+    """``ids`` as one PostgreSQL array literal (for ``%s::uuid[]``): hundreds of ids are one
+    value for Django and the driver to pass, not one each."""
+    return "{" + ",".join(str(pk) for pk in ids) + "}"
+
+
+def _among(agents: QuerySet[Agent], ids: list[uuid.UUID]) -> QuerySet[Agent]:
+    """The agents of ``agents`` whose id is one of ``ids`` (one array parameter on
+    PostgreSQL)."""
+    if not _postgres():
+        return agents.filter(pk__in=ids)
+    return agents.extra(  # noqa: S610 - bound parameter
+        where=["cards_agent.id = ANY(%s::uuid[])"], params=[_id_array(ids)]
+    )
+
+
 def _words(text: str) -> list[str]:
     return [w for w in dict.fromkeys(_WORD.findall(text.lower())) if w not in _GENERIC]
 
@@ -163,7 +179,7 @@ def _lexical(
         lex = RawSQL(f"({share})::float / {len(terms)}", terms)
         parts = []
         if wanted:
-            parts.append(agents.filter(pk__in=wanted).annotate(lex=lex).order_by())
+            parts.append(_among(agents, wanted).annotate(lex=lex).order_by())
         if limit:
             joined = (" & " if every else " | ").join(terms)
             having = agents.extra(  # noqa: S610 - bound parameter, the GIN index on search_vector
@@ -260,11 +276,21 @@ def _named(found: list[Match]) -> list[Match]:
     if not wanted:
         return found
     names: dict[uuid.UUID, list[str]] = {}
-    for agent_id, name, skill_id in (
-        Skill.objects.filter(agent_id__in=wanted)
-        .order_by("agent_id", "position")
-        .values_list("agent_id", "name", "skill_id")
-    ):
+    if _postgres():  # one array parameter (see _id_array), no queryset to build
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT agent_id, name, skill_id FROM cards_skill"
+                " WHERE agent_id = ANY(%s::uuid[]) ORDER BY agent_id, position",
+                [_id_array(wanted)],
+            )
+            rows = cursor.fetchall()
+    else:
+        rows = list(
+            Skill.objects.filter(agent_id__in=wanted)
+            .order_by("agent_id", "position")
+            .values_list("agent_id", "name", "skill_id")
+        )
+    for agent_id, name, skill_id in rows:
         names.setdefault(agent_id, []).append(name or skill_id)
     for match in found:
         own = names.get(match[0], [])
