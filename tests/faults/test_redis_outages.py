@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import sys
 import time
+from pathlib import Path
 
 import httpx
 import pytest
@@ -46,10 +47,11 @@ def test_the_api_and_the_worker_ride_out_repeated_redis_outages(
     weather_agent: str,
     card_server: CardServer,
 ) -> None:
-    base = stack.serve(
-        [sys.executable, "-m", "gunicorn", "-c", "gunicorn.conf.py", "registry.wsgi:application"],
-        GUNICORN_BIND="127.0.0.1:{port}",
-    )
+    granian = str(Path(sys.executable).with_name("granian"))
+    base = stack.serve(  # the production command (Dockerfile, compose's web), on a free port
+        [granian, "--interface", "rsgi", "--host", "127.0.0.1", "--port", "{port}",
+         "--workers", "2", "--no-ws", "--respawn-failed-workers", "registry.rsgi:application"],
+    )  # fmt: skip
     worker = stack.worker()
     for index in range(OUTAGES + 1):
         card = json.dumps(minimal_card(name=f"outage {index}")).encode()
