@@ -81,6 +81,51 @@ def _embed_worker(args: tuple[str, list[str], Any, bool, int]) -> tuple[int, flo
     return written, time.monotonic() - started, time.process_time() - cpu
 
 
+def phases(agents: Any, count: int = 200) -> None:
+    """CPU per search (``time.process_time``) spent in each phase of ``semantic.rank``, the
+    needs' vectors cached first: the HNSW search, scoring the candidates' rows, the lexical
+    query and the matched skills' names."""
+    from collections import defaultdict
+    from collections.abc import Callable
+
+    from cards.embedding import model, vectors
+    from cards.reads import semantic
+
+    spent: defaultdict[str, float] = defaultdict(float)
+
+    def timed(owner: Any, name: str) -> Callable[[], None]:
+        original = getattr(owner, name)
+
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            began = time.process_time()
+            try:
+                return original(*args, **kwargs)
+            finally:
+                spent[name] += time.process_time() - began
+
+        setattr(owner, name, wrapper)
+        return lambda: setattr(owner, name, original)
+
+    texts = needs(count, seed=5)
+    for text in texts:
+        model.embed_query(text)
+    semantic.rank("warm up", agents, limit=20)
+    undo = [
+        timed(vectors.VectorIndex, "nearest"),
+        timed(vectors.VectorIndex, "matches"),
+        timed(semantic, "_lexical"),
+        timed(semantic, "_named"),
+    ]
+    began = time.process_time()
+    for text in texts:
+        semantic.rank(text, agents, limit=20)
+    whole = (time.process_time() - began) / len(texts) * 1000
+    for restore in undo:
+        restore()
+    shares = ", ".join(f"{name} {spent[name] / len(texts) * 1000:.2f}" for name in spent)
+    print(f"CPU per search: {whole:.2f} ms in all; {shares} ms ({len(texts)} needs, cached)")
+
+
 def ingest(database_url: str, processes: int, sample: int, batch: int = 64) -> None:
     from cards.models import Agent
 
@@ -129,6 +174,9 @@ def main() -> None:
     parser.add_argument("--ingest-sample", type=int, default=0)
     parser.add_argument("--queries", type=int, default=300)
     parser.add_argument("--profile", action="store_true")
+    parser.add_argument(
+        "--phases", action="store_true", help="CPU per search in each phase of semantic.rank"
+    )
     parser.add_argument(
         "--ingest-batch",
         type=int,
@@ -211,6 +259,8 @@ def main() -> None:
         f"p99 {percentile(timings, 99):.1f} ms"
     )
 
+    if args.phases:
+        phases(agents)
     if args.profile:
         import cProfile
         import pstats
