@@ -92,6 +92,7 @@ class _Snapshot:
     # row's, then each skill row's (2 x agents + skill rows values); valid for ``hub_signature``.
     hubs: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.float32))
     hub_signature: str = ""
+    sorted_seqs: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     position: dict[uuid.UUID, int] = field(default_factory=dict)
     floor: int = 0
     mark: int = 0
@@ -125,6 +126,7 @@ class _Snapshot:
             logger.warning("the vector index snapshot %s is unreadable: ignored", path)
             return None
         snapshot.position = {pk: i for i, pk in enumerate(snapshot.ids)}
+        snapshot.sorted_seqs = np.sort(np.asarray(snapshot.seqs, dtype=np.int64))
         stored_hubs = 2 * len(snapshot.ids) + len(snapshot.skills)
         if len(snapshot.offsets) != len(snapshot.ids) + 1 or len(snapshot.hubs) not in (
             0,
@@ -285,15 +287,19 @@ class VectorIndex:
     def _catch_up(self, now: float) -> None:
         floor = self._floor(now)
         rows = AgentEmbedding.objects.filter(model__startswith=NAME + "/")
-        seen = [
-            (pk, int(seq)) for pk, seq in rows.filter(seq__gt=floor).values_list("agent_id", "seq")
-        ]
-        fresh = [pk for pk, seq in seen if not self._applied(pk, seq)]
+        # Every write takes a new seq and the table keeps one row an agent, so a seq this
+        # process holds (snapshot or delta) is a row it has applied: only the others are read,
+        # and the look-back window (tens of thousands of rows after a bulk load) costs a
+        # column of integers, not a row each.
+        seen = np.fromiter(rows.filter(seq__gt=floor).values_list("seq", flat=True), np.int64)
+        delta_seqs = np.fromiter((seq for seq, _ in self.delta.values()), np.int64)
+        held = np.concatenate([self.snapshot.sorted_seqs, delta_seqs])
+        unseen = seen[~np.isin(seen, held)].tolist()
         found: list[tuple[Any, ...]] = []
-        for start in range(0, len(fresh), 1000):
-            chunk = fresh[start : start + 1000]
-            found.extend(rows.filter(agent_id__in=chunk).values_list("agent_id", "vector", "seq"))
-        mark = max([seq for _, seq in seen], default=floor)
+        for start in range(0, len(unseen), 1000):
+            chunk = unseen[start : start + 1000]
+            found.extend(rows.filter(seq__in=chunk).values_list("agent_id", "vector", "seq"))
+        mark = int(seen.max()) if len(seen) else floor
         if mark > self.marks[-1][1]:
             self.marks.append((now, mark))
         if found:
