@@ -9,6 +9,8 @@ import math
 import os
 import statistics
 import sys
+import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlsplit
@@ -207,3 +209,45 @@ class CpuTracker:
     @property
     def seconds(self) -> float:
         return sum(self._last[pid] - self._first[pid] for pid in self._last)
+
+
+class PhaseTimer:
+    """Inclusive time and calls of wrapped functions, plus SQL statements and their time, by
+    ``clock`` (wall time by default; ``time.process_time`` for CPU)."""
+
+    def __init__(self, clock: Callable[[], float] = time.perf_counter) -> None:
+        self.clock = clock
+        self.totals: dict[str, float] = {}
+        self.calls: dict[str, int] = {}
+        self.sql_count = 0
+        self.sql_seconds = 0.0
+        self._undo: list[Callable[[], None]] = []
+
+    def wrap(self, owner: Any, attr: str, label: str) -> None:
+        original = getattr(owner, attr)
+
+        def timed(*a: Any, **kw: Any) -> Any:
+            t = self.clock()
+            try:
+                return original(*a, **kw)
+            finally:
+                self.totals[label] = self.totals.get(label, 0.0) + self.clock() - t
+                self.calls[label] = self.calls.get(label, 0) + 1
+
+        setattr(owner, attr, timed)
+        self._undo.append(lambda: setattr(owner, attr, original))
+
+    def sql(self, execute: Any, sql: str, params: Any, many: bool, context: Any) -> Any:
+        t = self.clock()
+        try:
+            return execute(sql, params, many, context)
+        finally:
+            self.sql_seconds += self.clock() - t
+            self.sql_count += 1
+
+    def reset(self) -> None:
+        self.totals, self.calls, self.sql_count, self.sql_seconds = {}, {}, 0, 0.0
+
+    def restore(self) -> None:
+        for undo in reversed(self._undo):
+            undo()

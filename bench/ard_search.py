@@ -53,16 +53,6 @@ request = function()
 end
 """
 
-LUA_V1 = """
-local paths = {}
-for line in io.lines(os.getenv("BENCH_PATHS")) do paths[#paths + 1] = line end
-local n = 0
-request = function()
-  n = n + 1
-  return wrk.format("GET", paths[(n % #paths) + 1])
-end
-"""
-
 
 def bodies(count: int, seed: int) -> list[str]:
     out = []
@@ -128,7 +118,7 @@ def main() -> None:
         handle.write("\n".join(lines) + "\n")
         bodies_file = handle.name
     with tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False) as handle:
-        handle.write(LUA if args.target == "ard" else LUA_V1)
+        handle.write(LUA if args.target == "ard" else read_load.LUA)
         script = handle.name
     server = read_load.start_server(args)
     runs: dict[str, list[dict[str, Any]]] = {"one": [], "many": []}

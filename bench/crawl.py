@@ -46,7 +46,6 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable
 from email.utils import formatdate, parsedate_to_datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -57,6 +56,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench import ingest, synth  # noqa: E402
 from bench._common import (  # noqa: E402
     CpuTracker,
+    PhaseTimer,
     check_loopback,
     children_of,
     ensure_database,
@@ -513,46 +513,6 @@ def run_benchmark(args: argparse.Namespace) -> None:
 
 
 # --- the profile: where one crawl's time goes -----------------------------------------------
-
-
-class PhaseTimer:
-    """Inclusive wall time and calls of wrapped functions, plus SQL statements and their time."""
-
-    def __init__(self) -> None:
-        self.totals: dict[str, float] = {}
-        self.calls: dict[str, int] = {}
-        self.sql_count = 0
-        self.sql_seconds = 0.0
-        self._undo: list[Callable[[], None]] = []
-
-    def wrap(self, owner: Any, attr: str, label: str) -> None:
-        original = getattr(owner, attr)
-
-        def timed(*a: Any, **kw: Any) -> Any:
-            t = time.perf_counter()
-            try:
-                return original(*a, **kw)
-            finally:
-                self.totals[label] = self.totals.get(label, 0.0) + time.perf_counter() - t
-                self.calls[label] = self.calls.get(label, 0) + 1
-
-        setattr(owner, attr, timed)
-        self._undo.append(lambda: setattr(owner, attr, original))
-
-    def sql(self, execute: Any, sql: str, params: Any, many: bool, context: Any) -> Any:
-        t = time.perf_counter()
-        try:
-            return execute(sql, params, many, context)
-        finally:
-            self.sql_seconds += time.perf_counter() - t
-            self.sql_count += 1
-
-    def reset(self) -> None:
-        self.totals, self.calls, self.sql_count, self.sql_seconds = {}, {}, 0, 0.0
-
-    def restore(self) -> None:
-        for undo in reversed(self._undo):
-            undo()
 
 
 def run_profile(args: argparse.Namespace) -> None:

@@ -34,7 +34,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench import synth  # noqa: E402
-from bench._common import percentile, setup_django  # noqa: E402
+from bench._common import PhaseTimer, percentile, setup_django  # noqa: E402
 
 TEMPLATES = (
     "I need something that can {verb} my {noun} for {tag}",
@@ -85,43 +85,27 @@ def phases(agents: Any, count: int = 200) -> None:
     """CPU per search (``time.process_time``) spent in each phase of ``semantic.rank``, the
     needs' vectors cached first: the HNSW search, scoring the candidates' rows, the lexical
     query and the matched skills' names."""
-    from collections import defaultdict
-    from collections.abc import Callable
-
     from cards.embedding import model, vectors
     from cards.reads import semantic
-
-    spent: defaultdict[str, float] = defaultdict(float)
-
-    def timed(owner: Any, name: str) -> Callable[[], None]:
-        original = getattr(owner, name)
-
-        def wrapper(*args: Any, **kwargs: Any) -> Any:
-            began = time.process_time()
-            try:
-                return original(*args, **kwargs)
-            finally:
-                spent[name] += time.process_time() - began
-
-        setattr(owner, name, wrapper)
-        return lambda: setattr(owner, name, original)
 
     texts = needs(count, seed=5)
     for text in texts:
         model.embed_query(text)
     semantic.rank("warm up", agents, limit=20)
-    undo = [
-        timed(vectors.VectorIndex, "nearest"),
-        timed(vectors.VectorIndex, "matches"),
-        timed(semantic, "_lexical"),
-        timed(semantic, "_named"),
-    ]
+    timer = PhaseTimer(time.process_time)
+    for owner, name in (
+        (vectors.VectorIndex, "nearest"),
+        (vectors.VectorIndex, "matches"),
+        (semantic, "_lexical"),
+        (semantic, "_named"),
+    ):
+        timer.wrap(owner, name, name)
     began = time.process_time()
     for text in texts:
         semantic.rank(text, agents, limit=20)
     whole = (time.process_time() - began) / len(texts) * 1000
-    for restore in undo:
-        restore()
+    timer.restore()
+    spent = timer.totals
     shares = ", ".join(f"{name} {spent[name] / len(texts) * 1000:.2f}" for name in spent)
     print(f"CPU per search: {whole:.2f} ms in all; {shares} ms ({len(texts)} needs, cached)")
 
