@@ -157,6 +157,4 @@ def hubness(rows: np.ndarray, refs: np.ndarray) -> float:
     """The hubness of an agent whose vectors are ``rows`` (its best row for each reference)."""
     if not len(rows) or not len(refs):
         return 0.0
-    best = (rows @ refs.T).max(axis=0)
-    top = min(TOP, len(best))
-    return float(np.partition(best, len(best) - top)[len(best) - top :].mean())
+    return float(_top_mean((rows @ refs.T).max(axis=0)[None, :])[0])
