@@ -88,6 +88,8 @@ def _in(address: str, networks: Any) -> bool:
     return any(ip in network for network in networks)
 
 
+clock = time.time  # the limiter's clock; tests start it at a window's edge
+
 SYNC_SECONDS = 0.5  # local hits older than this are sent to Redis with the next request
 BATCH_MAX = 16  # local hits sent together at most
 _TABLE_MAX = 4096  # clients tracked per process before windows that ended are dropped
@@ -142,7 +144,7 @@ def hit(scope: str, client: str, rate: Rate | None) -> float:
     rate (0 when allowed, and when the cache cannot be reached)."""
     if rate is None:
         return 0.0
-    now = time.time()
+    now = clock()
     window = int(now // rate.seconds)
     slot = (scope, client, rate.requests, rate.seconds)
     with _counters_lock:

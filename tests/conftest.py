@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import ipaddress
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -29,14 +30,20 @@ def pytest_collection_modifyitems(config: Any, items: list[Any]) -> None:
 
 
 @pytest.fixture(autouse=True)
-def _empty_cache() -> Iterator[None]:
-    """Throttle counters and cached JWKS documents must not leak from one test to the next."""
+def _empty_cache(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Throttle counters and cached JWKS documents must not leak from one test to the next.
+    The limiter's clock runs at real speed but starts each test one second into an hour, so a
+    test that proves "3/minute" never sees its window turn over half way (the limiter counts
+    in fixed windows, and CI once crossed a minute between the third and fourth request)."""
     from django.core.cache import cache
 
     from registry import limits
 
     cache.clear()
     limits.reset()
+    real = time.time
+    offset = (real() // 3600 + 1) * 3600 + 1 - real()
+    monkeypatch.setattr(limits, "clock", lambda: real() + offset)
     yield
 
 

@@ -133,21 +133,17 @@ def test_limits_fail_open_when_the_cache_is_down(
 def test_busy_clients_are_counted_in_batches_and_stopped_at_their_rate(settings: Any) -> None:
     """A client well under a large rate costs one Redis round trip per batch of requests, and
     is still refused once the shared count passes the rate."""
-    import time
-
     from registry import limits
     from registry.rates import Rate
 
     rate = Rate.parse("640/minute")
     assert rate is not None and limits._batch(rate) == 16
-    window = int(time.time() // 60)
+    window = int(limits.clock() // 60)
     key = f"limit:anon:198.51.100.7:{window}"
     assert limits.hit("anon", "198.51.100.7", rate) == 0.0  # the first hit is sent at once
     assert cache.get(key) == 1
     for _ in range(15):
         assert limits.hit("anon", "198.51.100.7", rate) == 0.0
-    if int(time.time() // 60) != window or cache.get(key) is None:
-        pytest.skip("the minute turned over during the test")
     assert cache.get(key) == 1  # 15 hits held locally ...
     limits.hit("anon", "198.51.100.7", rate)
     assert cache.get(key) == 17  # ... and sent with the 16th
