@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.db import connection
-from django.http import HttpRequest, JsonResponse
+from django.http import HttpRequest, HttpResponse, JsonResponse
+
+_ALIVE = b'{"status": "ok"}'  # what JsonResponse({"status": "ok"}) says, encoded once
 
 
-def healthz(request: HttpRequest) -> JsonResponse:
-    return JsonResponse({"status": "ok"})
+def healthz(request: HttpRequest) -> HttpResponse:
+    return HttpResponse(_ALIVE, content_type="application/json")
 
 
 def _database_ok() -> str | None:

@@ -89,7 +89,7 @@ MIDDLEWARE = [
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "registry.limits.ClientRateLimitMiddleware",
-    "django.contrib.messages.middleware.MessageMiddleware",
+    "registry.messages.LazyMessageMiddleware",  # the admin's messages, made on first use
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
 ]
 

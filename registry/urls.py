@@ -34,6 +34,9 @@ def index(request: HttpRequest) -> JsonResponse:
 api_docs = require_safe(SpectacularSwaggerView.as_view(url_name="openapi-schema"))
 
 urlpatterns = [
+    # Probes first: they are asked most often and must not walk every route before theirs.
+    path("healthz", health.healthz, name="healthz"),
+    path("readyz", health.readyz, name="readyz"),
     path("", catalogue.home, name="catalogue"),
     path("favicon.ico", catalogue.favicon, name="favicon"),
     path("agents/<uuid:pk>", catalogue.agent_page, name="catalogue-agent"),
@@ -46,8 +49,6 @@ urlpatterns = [
     path("badges/<str:ident>.svg", badge_view, name="badge"),
     path(".well-known/jwks.json", jwks_view, name="jwks"),
     path("", include("protocols.urls")),
-    path("healthz", health.healthz, name="healthz"),
-    path("readyz", health.readyz, name="readyz"),
 ]
 
 handler400 = "registry.errors.bad_request_view"
