@@ -6,11 +6,12 @@ need is the best of them (a card's best skill, not its average).
 ``AgentEmbedding`` rows in the database are the source of truth. The index a process uses has
 two parts:
 
-- a **snapshot**: a usearch HNSW graph of the whole-text vectors, the agents' ids, seqs, those
-  float32 vectors and the skills' vectors (float16, ``skills.npy`` indexed by ``offsets.npy``), in
-  files under ``REGISTRY_EMBEDDING_DIR`` written by the worker (:func:`save_snapshot`, run by the
-  beat task ``cards.save_vector_index`` and by ``manage.py reembed``). Processes open it memory-
-  mapped, so the web workers of a machine share its pages;
+- a **snapshot**: a usearch HNSW graph of every row (int8, :data:`GRAPH_DTYPE`: it finds the
+  candidates), the agents' ids, seqs, the whole-text float32 vectors and the skills' vectors
+  (float16, ``skills.npy`` indexed by ``offsets.npy``), in files under
+  ``REGISTRY_EMBEDDING_DIR`` written by the worker (:func:`save_snapshot`, run by the beat task
+  ``cards.save_vector_index`` and by ``manage.py reembed``). Processes open it memory-mapped, so
+  the web workers of a machine share its pages;
 - a **delta**: the rows written since the snapshot, read from the database by ``seq`` at most
   once a second (:data:`REFRESH_SECONDS`) and scanned exactly (they are few).
 
@@ -58,7 +59,13 @@ FILES = (
     "hubs.npy",
 )
 KEY_SPAN = 64  # graph key of an agent's row r: position * KEY_SPAN + r (r = 0: the whole text)
-KEYS = "rows64-hubs"  # the layout, in meta.json: snapshots with another one are written again
+KEYS = "rows64-hubs-i8"  # the layout, in meta.json: snapshots with another one are written again
+# The graph only finds candidates (their rows are then scored exactly from matrix.npy and
+# skills.npy), so it holds int8 rows: at 100,000 agents (426,000 rows) a search for 300 rows
+# costs 1.4 ms against 2.0-2.4 ms for 200 rows of a float16 graph, and finds as many of the
+# exact 100 nearest agents (0.90 against 0.90; docs/search.md, "Speed at 100,000 agents").
+GRAPH_DTYPE = "i8"
+ROWS_PER_AGENT_ASKED = 3  # rows asked of the graph per agent wanted (an agent has 4.3 rows)
 WINDOW_SECONDS = 30.0
 HUBS_CACHED = 1_000_000  # hubness values kept per process (agents and versions not in a snapshot)
 
@@ -326,9 +333,9 @@ class VectorIndex:
         owner = self.delta_owner
         if snapshot.graph is not None and len(snapshot.ids):
             rows = len(snapshot.ids) + len(snapshot.skills)
-            # Rows, best first; an agent's rows seldom sit together, so twice the count of rows
+            # Rows, best first; an agent's rows seldom sit together, so three times the count of
             # usually gives the count of agents (else the search is widened).
-            wanted, asked = count + len(self.delta), 2 * count
+            wanted, asked = count + len(self.delta), ROWS_PER_AGENT_ASKED * count
             while True:
                 matches = snapshot.graph.search(query, min(asked, rows))
                 positions = np.asarray(matches.keys, dtype=np.int64) // KEY_SPAN
@@ -525,7 +532,7 @@ def save_snapshot(*, threads: int = 0) -> int:
         if base
         else []
     )
-    graph = Index(ndim=DIM, metric="ip", dtype="f16", connectivity=16, expansion_add=128)
+    graph = Index(ndim=DIM, metric="ip", dtype=GRAPH_DTYPE, connectivity=16, expansion_add=128)
     if base is not None and base.graph is not None and len(base.ids):
         restored = Index.restore(str(directory / base.name / "graph.usearch"))  # writable copy
         if restored is not None:
