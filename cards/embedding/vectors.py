@@ -328,14 +328,13 @@ class VectorIndex:
     def nearest(self, query: np.ndarray, count: int) -> list[tuple[uuid.UUID, float]]:
         """About the ``count`` agents most similar to ``query`` (cosine), best first."""
         self.refresh()
-        found: dict[uuid.UUID, float] = {}
-        snapshot, delta_ids, delta_matrix = self.snapshot, self.delta_ids, self.delta_matrix
-        owner = self.delta_owner
+        found: list[tuple[uuid.UUID, float]] = []
+        snapshot, delta, delta_ids = self.snapshot, self.delta, self.delta_ids
         if snapshot.graph is not None and len(snapshot.ids):
             rows = len(snapshot.ids) + len(snapshot.skills)
-            # Rows, best first; an agent's rows seldom sit together, so three times the count of
-            # usually gives the count of agents (else the search is widened).
-            wanted, asked = count + len(self.delta), ROWS_PER_AGENT_ASKED * count
+            # Rows, best first; an agent's rows seldom sit together, so three rows asked per
+            # agent wanted usually give that many agents (else the search is widened).
+            wanted, asked = count + len(delta), ROWS_PER_AGENT_ASKED * count
             while True:
                 matches = snapshot.graph.search(query, min(asked, rows))
                 positions = np.asarray(matches.keys, dtype=np.int64) // KEY_SPAN
@@ -344,19 +343,21 @@ class VectorIndex:
                 if len(kept) >= wanted or asked >= rows:
                     break
                 asked *= 4
-            order = np.argsort(first)[:wanted]
+            order = np.argsort(first)[:wanted]  # best first, as the graph ranked the rows
             distances = np.asarray(matches.distances, dtype=np.float32)[first[order]]
+            ids = snapshot.ids
             for at, distance in zip(kept[order].tolist(), distances.tolist(), strict=True):
-                pk = snapshot.ids[at]
-                if not self.delta or pk not in self.delta:  # the delta holds newer rows
-                    found[pk] = 1.0 - distance
-        if len(delta_ids):
-            best = np.full(len(delta_ids), -1.0, dtype=np.float32)
-            np.maximum.at(best, owner, delta_matrix @ query)  # each agent's best row
-            top = np.argsort(-best)[:count]
-            for i in top:
-                found[delta_ids[int(i)]] = float(best[int(i)])
-        return sorted(found.items(), key=lambda item: -item[1])[:count]
+                pk = ids[at]
+                if not delta or pk not in delta:  # the delta holds newer rows
+                    found.append((pk, 1.0 - distance))
+        if not len(delta_ids):
+            return found[:count]
+        best = np.full(len(delta_ids), -1.0, dtype=np.float32)
+        np.maximum.at(best, self.delta_owner, self.delta_matrix @ query)  # each agent's best row
+        merged = dict(found)
+        for i in np.argsort(-best)[:count].tolist():
+            merged[delta_ids[i]] = float(best[i])
+        return sorted(merged.items(), key=lambda item: -item[1])[:count]
 
     def similarities(self, query: np.ndarray, ids: Iterable[uuid.UUID]) -> dict[uuid.UUID, float]:
         """The exact cosine of each agent of ``ids`` that has a vector: its best row's."""
@@ -385,8 +386,10 @@ class VectorIndex:
         out: dict[uuid.UUID, tuple[float, int, float]] = {}
         at_list: list[int] = []
         keys: list[uuid.UUID] = []
+        delta, position = self.delta, snapshot.position
         for pk in ids:
-            entry = self.delta.get(pk)
+            # A UUID's hash is computed in Python: no look-up in an empty delta.
+            entry = delta.get(pk) if delta else None
             if entry is not None:
                 seq, rows = entry
                 agent_hub, row_hubs = self._hubs(pk, seq, rows, refs)
@@ -395,7 +398,7 @@ class VectorIndex:
                     scores -= row_weight * (row_hubs - center)
                 out[pk] = (*_best(scores), agent_hub)
                 continue
-            at = snapshot.position.get(pk)
+            at = position.get(pk)
             if at is not None:
                 at_list.append(at)
                 keys.append(pk)

@@ -124,8 +124,9 @@ def _query_vector(text: str) -> np.ndarray | None:
 
 def _id_array(ids: Iterable[uuid.UUID]) -> str:
     """``ids`` as one PostgreSQL array literal (for ``%s::uuid[]``): hundreds of ids are one
-    value for Django and the driver to pass, not one each."""
-    return "{" + ",".join(str(pk) for pk in ids) + "}"
+    value for Django and the driver to pass, not one each (32 hex digits each: PostgreSQL reads
+    a UUID without its hyphens too)."""
+    return "{" + ",".join(pk.hex for pk in ids) + "}"
 
 
 def _among(agents: QuerySet[Agent], ids: list[uuid.UUID]) -> QuerySet[Agent]:
@@ -242,7 +243,7 @@ def _scored(text: str, agents: QuerySet[Agent], *, depth: int) -> list[Match]:
     if query is None:
         lexical = _lexical(text, agents, None, max(depth, LEXICAL_CANDIDATES), every=False)
         found = [Match(pk, _calibrated(lex, False)) for pk, lex in lexical.items() if lex > 0]
-        return sorted(found, key=lambda m: (-m[1], str(m[0])))
+        return sorted(found, key=lambda m: (-m[1], m[0].int))  # ties: the id (as its text sorts)
     index = vectors.index()
     near = index.nearest(query, depth)
     cosines = {pk: cos for pk, cos in near if cos >= FLOOR - LEX_WEIGHT}
@@ -262,17 +263,18 @@ def _scored(text: str, agents: QuerySet[Agent], *, depth: int) -> list[Match]:
     matches = index.matches(query, lexical, refs, row_weight=ROW_HUB_WEIGHT, center=HUB_CENTER)
     kept: list[tuple[int, float, uuid.UUID, int]] = []
     for pk, lex in lexical.items():
-        if pk not in matches:  # no vector yet (not embedded): judged by its words alone
+        match = matches.get(pk)
+        if match is None:  # no vector yet (not embedded): judged by its words alone
             if lex > 0:
                 kept.append((_calibrated(lex, False), lex, pk, -1))
             continue
-        cos, skill, hub = matches[pk]
+        cos, skill, hub = match
         fused = _fuse(cos - HUB_WEIGHT * (hub - HUB_CENTER), lex)
         # The floor drops noise, never an agent that has every telling word of the need: where
         # words are shared, the lexical side still finds it (ranked by its score, low or not).
         if fused >= FLOOR or lex >= 1.0:
             kept.append((_calibrated(fused, True), fused, pk, skill))
-    kept.sort(key=lambda item: (-item[0], -item[1], str(item[2])))
+    kept.sort(key=lambda item: (-item[0], -item[1], item[2].int))
     return [Match(pk, score, skill) for score, _, pk, skill in kept]
 
 
