@@ -355,3 +355,31 @@ def test_an_agent_with_every_word_of_the_need_is_never_under_the_floor(
     assert all(semantic._lexical(need, agents, [pk], 0).get(pk) == 1.0 for pk in found), (
         "only agents having every word pass a floor nothing else reaches"
     )
+
+
+def test_a_float16_snapshot_is_read_and_the_next_one_is_built_in_int8(
+    registry: dict[str, Agent], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An upgrade never leaves readers without a snapshot: the one written before (float16
+    graph) is read as it is, and the worker's next snapshot holds every row in int8."""
+    query = model.embed_query("weather radar")
+    exact = [pk for pk, _ in vectors.index().nearest(query, 3)]
+    monkeypatch.setattr(vectors, "GRAPH_DTYPE", "f16")
+    assert vectors.save_snapshot() == len(registry)
+    vectors.reset()
+    older = vectors.index()
+    older.refresh()
+    assert "16" in str(older.snapshot.graph.dtype) and not older.delta
+    assert [pk for pk, _ in older.nearest(query, 3)] == exact
+    monkeypatch.setattr(vectors, "GRAPH_DTYPE", "i8")
+    weather = registry["demo/weather"]
+    Agent.objects.filter(pk=weather.pk).update(description="Sourdough baking recipes.")
+    store.embed_agents([weather.pk])  # something changed, so a new snapshot is written
+    assert vectors.save_snapshot() == len(registry)
+    vectors.reset()
+    newer = vectors.index()
+    newer.refresh()
+    assert newer.snapshot.name != older.snapshot.name
+    assert "8" in str(newer.snapshot.graph.dtype) and not newer.delta
+    rows = len(newer.snapshot.ids) + len(newer.snapshot.skills)
+    assert len(newer.snapshot.graph) == rows  # every row, not only the changed agent's

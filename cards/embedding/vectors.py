@@ -59,11 +59,13 @@ FILES = (
     "hubs.npy",
 )
 KEY_SPAN = 64  # graph key of an agent's row r: position * KEY_SPAN + r (r = 0: the whole text)
-KEYS = "rows64-hubs-i8"  # the layout, in meta.json: snapshots with another one are written again
+KEYS = "rows64-hubs"  # the layout, in meta.json: snapshots with another one are written again
 # The graph only finds candidates (their rows are then scored exactly from matrix.npy and
 # skills.npy), so it holds int8 rows: at 100,000 agents (426,000 rows) a search for 300 rows
-# costs 1.4 ms against 2.0-2.4 ms for 200 rows of a float16 graph, and finds as many of the
-# exact 100 nearest agents (0.90 against 0.90; docs/search.md, "Speed at 100,000 agents").
+# costs 1.1 ms against 1.7 ms for 200 rows of a float16 graph, and finds as many of the exact
+# 100 nearest agents (0.90 against 0.90; bench/graph_dtype.py, docs/search.md). A snapshot whose
+# graph holds float16 rows (written before) is read as it is; the worker writes the next one
+# from every row.
 GRAPH_DTYPE = "i8"
 ROWS_PER_AGENT_ASKED = 3  # rows asked of the graph per agent wanted (an agent has 4.3 rows)
 WINDOW_SECONDS = 30.0
@@ -538,9 +540,9 @@ def save_snapshot(*, threads: int = 0) -> int:
     graph = Index(ndim=DIM, metric="ip", dtype=GRAPH_DTYPE, connectivity=16, expansion_add=128)
     if base is not None and base.graph is not None and len(base.ids):
         restored = Index.restore(str(directory / base.name / "graph.usearch"))  # writable copy
-        if restored is not None:
+        if restored is not None and restored.dtype == graph.dtype:
             graph = restored
-        else:  # unreadable: start again from every row
+        else:  # unreadable, or rows of another element type: start again from every row
             base, ids, seqs, position, skill_rows = None, [], [], {}, []
             matrix = np.zeros((0, DIM), np.float32)
     after = min(base.floor, base.mark) if base else -1
