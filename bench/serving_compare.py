@@ -42,13 +42,16 @@ from bench.peer_compare import (  # noqa: E402
     wait_up,
 )
 
-# granian-asgi (registry.asgi, with the psycopg pool) can be asked for too.
+# granian-asgi (registry.asgi, with the psycopg pool) and granian-rsgi-asyncio (the Dockerfile's
+# command on asyncio's own event loop instead of uvloop) can be asked for too.
 SERVERS = ("gunicorn", "granian-wsgi", "granian-rsgi")
 
 
 def command(server: str, port: int, workers: int, threads: int) -> list[str]:
     if server in ("gunicorn", "granian-rsgi"):  # as served (gunicorn.conf.py, the Dockerfile)
         return ours_command("gunicorn" if server == "gunicorn" else "granian", port, workers)
+    if server == "granian-rsgi-asyncio":
+        return [*ours_command("granian", port, workers), "--loop", "asyncio"]
     asgi = server == "granian-asgi"
     return [
         str(PYTHON.parent / "granian"),

@@ -15,11 +15,16 @@ are dropped (as gunicorn does), so ``X_Forwarded_For`` cannot pose as ``X-Forwar
 
 Each worker answers one warm-up request before serving and then freezes the garbage
 collector's view of what is allocated so far (``gc.freeze()``), as gunicorn.conf.py did.
+
+granian runs its event loop with uvloop when it is installed (``--loop auto``, the default;
+uvloop is in requirements.txt): about 10% less CPU a request than asyncio's own loop on a
+health check (docs/benchmarks.md, "Serving"). Each worker logs the loop it got.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import sys
 from collections.abc import Callable, Iterable
@@ -33,6 +38,8 @@ from django.core.wsgi import get_wsgi_application  # noqa: E402
 
 from registry.env import env_int  # noqa: E402
 from registry.serving import BODY_BUFFER_BYTES, warm_up  # noqa: E402
+
+logger = logging.getLogger(__name__)
 
 THREADS = env_int("REGISTRY_WEB_THREADS", 4, minimum=1)
 BODY_LIMIT = BODY_BUFFER_BYTES
@@ -99,6 +106,7 @@ class BufferedWSGI:
     def __rsgi_init__(self, loop: Any) -> None:
         self.pool = ThreadPoolExecutor(self.threads, thread_name_prefix="wsgi")
         warm_up()
+        logger.info("web worker ready: %d threads, event loop %s", self.threads, _loop_name(loop))
 
     def __rsgi_del__(self, loop: Any) -> None:
         if self.pool is not None:
@@ -143,6 +151,11 @@ class BufferedWSGI:
         if over or status == 413:  # the rest of a body was not read: it is no next request
             headers.append(("connection", "close"))
         protocol.response_bytes(status, headers, content)
+
+
+def _loop_name(loop: Any) -> str:
+    kind = type(loop)
+    return f"{kind.__module__}.{kind.__qualname__}"
 
 
 def _closing() -> list[tuple[str, str]]:
