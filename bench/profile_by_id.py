@@ -116,7 +116,7 @@ def main() -> None:
     )
     if args.no_profile:
         return
-    profiler = cProfile.Profile()
+    profiler = cProfile.Profile(time.process_time)
     profiler.enable()
     run(args.requests)
     profiler.disable()
