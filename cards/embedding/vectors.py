@@ -346,12 +346,13 @@ class VectorIndex:
                     break
                 asked *= 4
             order = np.argsort(first)[:wanted]  # best first, as the graph ranked the rows
-            distances = np.asarray(matches.distances, dtype=np.float32)[first[order]]
+            rows_found = np.asarray(matches.keys, dtype=np.int64)[first[order]]
+            cosines = _row_cosines(snapshot, rows_found, query)
             ids = snapshot.ids
-            for at, distance in zip(kept[order].tolist(), distances.tolist(), strict=True):
+            for at, cosine in zip(kept[order].tolist(), cosines.tolist(), strict=True):
                 pk = ids[at]
                 if not delta or pk not in delta:  # the delta holds newer rows
-                    found.append((pk, 1.0 - distance))
+                    found.append((pk, cosine))
         if not len(delta_ids):
             return found[:count]
         best = np.full(len(delta_ids), -1.0, dtype=np.float32)
@@ -471,6 +472,20 @@ class VectorIndex:
                 self.hubs = {}
             found = self.hubs[key] = (hubs.hubness(rows, refs), hubs.row_hubness(rows, refs))
         return found
+
+
+def _row_cosines(snapshot: _Snapshot, keys: np.ndarray, query: np.ndarray) -> np.ndarray:
+    """The exact cosine of each graph row of ``keys`` to ``query``, read from the snapshot's
+    rows: an int8 graph's distances are in its own scale (1 - the dot product of the int8
+    rows), not a cosine to compare with the delta's or with the floor."""
+    at, row = keys // KEY_SPAN, keys % KEY_SPAN
+    vectors = np.empty((len(keys), DIM), dtype=np.float32)
+    whole = row == 0
+    if whole.any():
+        vectors[whole] = snapshot.matrix[at[whole]]
+    if not whole.all():
+        vectors[~whole] = snapshot.skills[snapshot.offsets[at[~whole]] + row[~whole] - 1]
+    return vectors @ query
 
 
 def _best(scores: np.ndarray) -> tuple[float, int]:
