@@ -33,12 +33,6 @@ from bench.semantic_load import needs  # noqa: E402
 WANTED = 100  # agents a first page asks the graph for (cards/reads/semantic.py NEAREST_MIN)
 
 
-def agents_found(keys: Any, span: int, count: int) -> set[int]:
-    positions = np.asarray(keys, dtype=np.int64) // span
-    kept, first = np.unique(positions, return_index=True)
-    return set(kept[np.argsort(first)][:count].tolist())
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--database-url", required=True)
@@ -56,8 +50,6 @@ def main() -> None:
     snapshot = index.snapshot
     if not len(snapshot.ids):
         raise SystemExit("no snapshot: run bench/semantic_load.py on this database first")
-    from usearch.index import Index  # after the model (cards/embedding/model.py)
-
     span, count = vectors.KEY_SPAN, len(snapshot.ids)
     offsets = np.asarray(snapshot.offsets)
     skill_keys = [
@@ -77,9 +69,7 @@ def main() -> None:
         exact.append(set(np.argsort(-best)[:WANTED].tolist()))
     graphs: dict[str, Any] = {}
     for kind in dict.fromkeys(spec.split(":")[0] for spec in args.rows.split(",")):
-        graph = Index(
-            ndim=rows.shape[1], metric="ip", dtype=kind, connectivity=16, expansion_add=128
-        )
+        graph = vectors.new_graph(kind)
         started = time.monotonic()
         graph.add(keys, rows, threads=2)
         graphs[kind] = graph
@@ -97,7 +87,7 @@ def main() -> None:
             found = [graph.search(query, int(asked)) for query in queries]
             times.append((time.process_time() - began) / len(queries) * 1000)
         share = statistics.mean(
-            len(agents_found(f.keys, span, WANTED) & e) / WANTED
+            len(set(vectors.agents_by_best_row(f.keys)[0][:WANTED].tolist()) & e) / WANTED
             for f, e in zip(found, exact, strict=True)
         )
         print(f"{kind:6s} {asked:>10s} {statistics.median(times):14.2f} {share:24.3f}")

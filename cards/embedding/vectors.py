@@ -339,17 +339,15 @@ class VectorIndex:
             wanted, asked = count + len(delta), ROWS_PER_AGENT_ASKED * count
             while True:
                 matches = snapshot.graph.search(query, min(asked, rows))
-                positions = np.asarray(matches.keys, dtype=np.int64) // KEY_SPAN
-                # Each agent once, at its best row; no more than asked for.
-                kept, first = np.unique(positions, return_index=True)
-                if len(kept) >= wanted or asked >= rows:
+                keys = np.asarray(matches.keys, dtype=np.int64)
+                agents, best_rows = agents_by_best_row(keys)
+                if len(agents) >= wanted or asked >= rows:
                     break
                 asked *= 4
-            order = np.argsort(first)[:wanted]  # best first, as the graph ranked the rows
-            rows_found = np.asarray(matches.keys, dtype=np.int64)[first[order]]
-            cosines = _row_cosines(snapshot, rows_found, query)
+            agents, best_rows = agents[:wanted], best_rows[:wanted]  # no more than asked for
+            cosines = _row_cosines(snapshot, keys[best_rows], query)
             ids = snapshot.ids
-            for at, cosine in zip(kept[order].tolist(), cosines.tolist(), strict=True):
+            for at, cosine in zip(agents.tolist(), cosines.tolist(), strict=True):
                 pk = ids[at]
                 if not delta or pk not in delta:  # the delta holds newer rows
                     found.append((pk, cosine))
@@ -474,6 +472,24 @@ class VectorIndex:
         return found
 
 
+def new_graph(dtype: str | None = None) -> Any:
+    """An empty HNSW graph with the snapshot's settings (rows of ``DIM``, inner product), of
+    :data:`GRAPH_DTYPE` rows unless ``dtype`` says otherwise."""
+    load_runtime_first()
+    from usearch.index import Index
+
+    kind = dtype or GRAPH_DTYPE
+    return Index(ndim=DIM, metric="ip", dtype=kind, connectivity=16, expansion_add=128)
+
+
+def agents_by_best_row(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For graph rows ``keys`` given best first: each agent once (its snapshot position), best
+    first, and where in ``keys`` its best row is."""
+    agents, first = np.unique(np.asarray(keys, dtype=np.int64) // KEY_SPAN, return_index=True)
+    order = np.argsort(first)
+    return agents[order], first[order]
+
+
 def _row_cosines(snapshot: _Snapshot, keys: np.ndarray, query: np.ndarray) -> np.ndarray:
     """The exact cosine of each graph row of ``keys`` to ``query``, read from the snapshot's
     rows: an int8 graph's distances are in its own scale (1 - the dot product of the int8
@@ -552,7 +568,7 @@ def save_snapshot(*, threads: int = 0) -> int:
         if base
         else []
     )
-    graph = Index(ndim=DIM, metric="ip", dtype=GRAPH_DTYPE, connectivity=16, expansion_add=128)
+    graph = new_graph()
     if base is not None and base.graph is not None and len(base.ids):
         restored = Index.restore(str(directory / base.name / "graph.usearch"))  # writable copy
         if restored is not None and restored.dtype == graph.dtype:
