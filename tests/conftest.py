@@ -30,21 +30,27 @@ def pytest_collection_modifyitems(config: Any, items: list[Any]) -> None:
 
 
 @pytest.fixture(autouse=True)
-def _empty_cache(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """Throttle counters and cached JWKS documents must not leak from one test to the next.
-    The limiter's clock runs at real speed but starts each test one second into an hour, so a
-    test that proves "3/minute" never sees its window turn over half way (the limiter counts
-    in fixed windows, and CI once crossed a minute between the third and fourth request)."""
+def _empty_cache() -> Iterator[None]:
+    """Throttle counters and cached JWKS documents must not leak from one test to the next."""
     from django.core.cache import cache
 
     from registry import limits
 
     cache.clear()
     limits.reset()
+    yield
+
+
+@pytest.fixture(autouse=True)
+def _limiter_clock_at_a_window_edge(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The limiter's clock runs at real speed but starts each test one second into an hour, so
+    a test that proves "3/minute" never sees its window turn over half way (the limiter counts
+    in fixed windows, and CI once crossed a minute between the third and fourth request)."""
+    from registry import limits
+
     real = time.time
     offset = (real() // 3600 + 1) * 3600 + 1 - real()
     monkeypatch.setattr(limits, "clock", lambda: real() + offset)
-    yield
 
 
 @pytest.fixture(autouse=True)
