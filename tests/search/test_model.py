@@ -98,7 +98,7 @@ def test_first_run_converts_in_one_log_line(
     said = [r for r in caplog.records if r.levelno >= logging.INFO]
     assert len(said) == 1, [r.getMessage() for r in said]
     assert "converted all-MiniLM-L6-v2 to ONNX int8" in said[0].getMessage()
-    assert fresh_model.model_id() == f"all-MiniLM-L6-v2/onnx-int8/{max_tokens}/skills1"
+    assert fresh_model.model_id() == f"all-MiniLM-L6-v2/onnx-int8/{max_tokens}/skills1/alone"
     assert list(Path(settings.REGISTRY_EMBEDDING_DIR).glob("*.onnx"))
     # The int8 vectors match the reference (PyTorch fp32 through sentence-transformers).
     cosines = _cosines(vectors, reference)
@@ -121,10 +121,31 @@ def test_the_float_graph_is_the_model(tmp_path: Path) -> None:
     tokenizer = model._tokenizer()
     tokenizer.enable_truncation(max_tokens)
     encodings = tokenizer.encode_batch(texts)
-    ids, mask = model._batch_arrays(encodings)  # padded: the mask must hide the padding
+    width = max(len(e.ids) for e in encodings)  # padded: the mask must hide the padding
+    ids = np.zeros((len(encodings), width), dtype=np.int64)
+    mask = np.zeros_like(ids)
+    for row, encoding in enumerate(encodings):
+        ids[row, : len(encoding.ids)] = encoding.ids
+        mask[row, : len(encoding.ids)] = 1
     states = session.run(None, {"input_ids": ids, "attention_mask": mask})[0]
     cosines = _cosines(model._pool(states, mask), reference)
     assert cosines.min() >= 0.9999, cosines
+
+
+@needs_model
+def test_a_texts_vector_does_not_depend_on_the_texts_beside_it(fresh_model: Any) -> None:
+    """The int8 graph scales its activations per run: a text run beside others (of other
+    lengths, padded) would get another vector. Each text is run alone, so its vector is the
+    same bit for bit alone, in any batch, in any order, and as a search's need."""
+    texts, _, _ = _reference()
+    together = fresh_model.embed(texts)
+    backwards = fresh_model.embed(texts[::-1])[::-1]
+    for i, text in enumerate(texts):
+        alone = fresh_model.embed([text])[0]
+        assert np.array_equal(alone, together[i]), text
+        assert np.array_equal(alone, backwards[i]), text
+    fresh_model.embed_query.cache_clear()
+    assert np.array_equal(fresh_model.embed_query(texts[7]), together[7])
 
 
 def test_nothing_at_run_time_imports_torch_or_its_friends(tmp_path: Path) -> None:
