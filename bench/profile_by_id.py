@@ -54,6 +54,33 @@ def environ(path: str, extra: dict[str, str] | None = None) -> dict[str, Any]:
     }
 
 
+def setup(database_url: str, redis_url: str) -> None:
+    """Django with production settings against ``database_url``, the limiter on (its rate
+    raised: one address sends all)."""
+    os.environ.update(
+        DATABASE_URL=database_url,
+        REDIS_URL=redis_url,
+        DJANGO_SECRET_KEY="bench-only-secret-not-for-production",
+        DJANGO_DEBUG="false",
+        ALLOWED_HOSTS="127.0.0.1,localhost",
+        REGISTRY_ANON_RATE="100000000/minute",
+        DJANGO_SETTINGS_MODULE="registry.settings",
+        REGISTRY_LOG_LEVEL="WARNING",
+    )
+    sys.path.insert(0, str(ROOT))
+    import django
+
+    django.setup()
+
+
+def agent_paths(template: str) -> list[str]:
+    """``template`` filled with each of 500 agents' ids."""
+    from cards.models import Agent
+
+    ids = [str(pk) for pk in Agent.objects.values_list("pk", flat=True)[:500]]
+    return [template.format(id=i) for i in ids]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--database-url", required=True)
@@ -71,25 +98,10 @@ def main() -> None:
         "rounds of --requests each, and print the medians (no profile)",
     )
     args = parser.parse_args()
-    os.environ.update(
-        DATABASE_URL=args.database_url,
-        REDIS_URL=args.redis_url,
-        DJANGO_SECRET_KEY="bench-only-secret-not-for-production",
-        DJANGO_DEBUG="false",
-        ALLOWED_HOSTS="127.0.0.1,localhost",
-        REGISTRY_ANON_RATE="100000000/minute",
-        DJANGO_SETTINGS_MODULE="registry.settings",
-        REGISTRY_LOG_LEVEL="WARNING",
-    )
-    sys.path.insert(0, str(ROOT))
-    import django
-
-    django.setup()
-    from cards.models import Agent
+    setup(args.database_url, args.redis_url)
     from registry.wsgi import application
 
-    ids = [str(pk) for pk in Agent.objects.values_list("pk", flat=True)[:500]]
-    paths = [args.path_template.format(id=i) for i in ids]
+    paths = agent_paths(args.path_template)
     statuses: dict[str, int] = {}
 
     def start_response(status: str, headers: list[tuple[str, str]], exc: Any = None) -> Any:

@@ -16,6 +16,10 @@ from django.core.asgi import get_asgi_application
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "registry.settings")
 django_application = get_asgi_application()
 
+from registry import request_cycle  # noqa: E402 - needs Django set up
+
+request_cycle.trim()
+
 # The MCP SDK's settings model warns about its own field at import: noise in every start's log.
 warnings.filterwarnings("ignore", message="Field 'lifespan' has an incomplete definition")
 

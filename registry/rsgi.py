@@ -36,6 +36,7 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "registry.settings")
 
 from django.core.wsgi import get_wsgi_application  # noqa: E402
 
+from registry import request_cycle  # noqa: E402
 from registry.env import env_int  # noqa: E402
 from registry.serving import BODY_BUFFER_BYTES, warm_up  # noqa: E402
 
@@ -163,3 +164,4 @@ def _closing() -> list[tuple[str, str]]:
 
 
 application = BufferedWSGI(get_wsgi_application())
+request_cycle.trim()
