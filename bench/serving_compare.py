@@ -43,11 +43,14 @@ from bench.peer_compare import (  # noqa: E402
 )
 
 # granian-asgi (registry.asgi, with the psycopg pool) and granian-rsgi-asyncio (the Dockerfile's
-# command on asyncio's own event loop instead of uvloop) can be asked for too.
+# command on asyncio's own event loop instead of uvloop) can be asked for too. A server name
+# ending in "@base" serves that variant from --base-dir (another checkout, e.g. a worktree of
+# the commit before a change) so both codes are measured in one interleaved run.
 SERVERS = ("gunicorn", "granian-wsgi", "granian-rsgi")
 
 
 def command(server: str, port: int, workers: int, threads: int) -> list[str]:
+    server = server.removesuffix("@base")
     if server in ("gunicorn", "granian-rsgi"):  # as served (gunicorn.conf.py, the Dockerfile)
         return ours_command("gunicorn" if server == "gunicorn" else "granian", port, workers)
     if server == "granian-rsgi-asyncio":
@@ -85,7 +88,7 @@ def start(args: argparse.Namespace, server: str, port: int) -> subprocess.Popen[
         env["REGISTRY_DB_POOL"] = "true"
     process = subprocess.Popen(
         command(server, port, args.workers, args.server_threads),
-        cwd=ROOT,
+        cwd=args.base_dir if server.endswith("@base") else ROOT,
         env=env,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
@@ -144,6 +147,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--servers", default=",".join(SERVERS))
     parser.add_argument("--base-port", type=int, default=8391)
+    parser.add_argument("--base-dir", type=Path, help="the checkout that serves NAME@base")
     parser.add_argument(
         "--slow-clients",
         type=int,
@@ -153,6 +157,8 @@ def main() -> None:
     args = parser.parse_args()
     args.threads = 1  # wrk's threads (bench.peer_compare.measure)
     servers = [s for s in args.servers.split(",") if s]
+    if any(s.endswith("@base") for s in servers) and args.base_dir is None:
+        raise SystemExit("a server NAME@base needs --base-dir")
     agents = ours_agents(args.database_url)
     if not agents:
         raise SystemExit("no synthetic agents: seed with bench/seed.py first")

@@ -9,10 +9,12 @@ run gunicorn. Every check runs against both."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import socket
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -22,7 +24,7 @@ from typing import Any
 
 import pytest
 
-from registry.rsgi import BufferedWSGI, wsgi_environ
+from registry.rsgi import BufferedWSGI, Threads, wsgi_environ
 from registry.serving import request_is_complete
 from tests.support import free_port
 
@@ -303,6 +305,50 @@ def test_the_bridge_collects_and_closes_the_wsgi_answer() -> None:
 
     status, headers, body = BufferedWSGI(app).call({"wsgi.input": BytesIO(b"!")})
     assert (status, headers, body, closed) == (201, [("x-a", "1")], b"hello!", [True])
+
+
+def test_the_threads_hand_back_answers_and_exceptions_and_drop_cancelled_ones() -> None:
+    """registry.rsgi.Threads: a call runs on one of the threads (never on the loop's), its answer
+    or exception reaches the awaiting coroutine, many calls in flight each get their own, and a
+    call whose future was cancelled runs to its end with its answer dropped."""
+    threads = Threads(4, "test")
+    release = threading.Event()
+    ran: list[str] = []
+
+    def whose(n: int) -> tuple[int, str]:
+        return n, threading.current_thread().name
+
+    def fails(_: Any) -> None:
+        raise ValueError("told to")
+
+    def slow(_: Any) -> str:
+        release.wait(5)
+        ran.append("slow")
+        return "late"
+
+    async def scenario() -> None:
+        answers = await asyncio.gather(*(threads.run(whose, n) for n in range(50)))
+        assert [n for n, _ in answers] == list(range(50))
+        assert {name for _, name in answers} <= {f"test_{n}" for n in range(4)}
+        with pytest.raises(ValueError, match="told to"):
+            await threads.run(fails, None)
+        pending = threads.run(slow, None)
+        pending.cancel()
+        release.set()
+        assert (await threads.run(whose, 7))[0] == 7
+        for _ in range(100):
+            if ran:
+                break
+            await asyncio.sleep(0.01)
+        assert ran == ["slow"] and pending.cancelled()
+
+    try:
+        asyncio.run(scenario())
+    finally:
+        threads.shutdown()
+    for thread in threads.threads:
+        thread.join(5)
+        assert not thread.is_alive()
 
 
 @pytest.mark.parametrize(
