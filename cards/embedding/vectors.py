@@ -627,9 +627,11 @@ def save_snapshot(*, threads: int = 0) -> int:
             matrix[at] = vector
         graph.add(np.asarray(keys, dtype=np.uint64), np.stack(additions), threads=threads)
     mark = max(seqs, default=0)
-    if base is not None and not additions:
+    if base is not None and not additions and base.hub_signature == _hub_signature_now():
+        # Nothing changed. (A model or references of another signature, after an upgrade,
+        # write the snapshot again: otherwise every search computes the rows' hubness.)
         return len(ids)
-    name = f"s{mark}-{os.getpid()}-{int(started)}"
+    name = f"s{mark}-{os.getpid()}-{int(started * 1000)}"  # a rewrite of a mark: another name
     target = directory / name
     target.mkdir()
     graph.save(str(target / "graph.usearch"))
@@ -651,6 +653,16 @@ def save_snapshot(*, threads: int = 0) -> int:
             shutil.rmtree(old, ignore_errors=True)
     logger.info("vector index snapshot %s: %d agents, %d rows changed", name, len(ids), len(keys))
     return len(ids)
+
+
+def _hub_signature_now() -> str:
+    """The signature :func:`_save_hubs` would store now ("" where the model is not available)."""
+    from cards.embedding import model
+
+    try:
+        return hubs.signature() if model.available() else ""
+    except model.Unavailable:
+        return ""
 
 
 def _save_hubs(path: Path, matrix: np.ndarray, skills: np.ndarray, counts: list[int]) -> str:

@@ -126,3 +126,27 @@ def test_the_snapshot_scores_as_the_delta_does(monkeypatch: pytest.MonkeyPatch) 
     assert fresh[made[2].pk][1] == -1  # no skill
     plain = index.matches(query, ids)  # no references: the plain best cosine, hubness 0
     assert all(plain[pk][2] == 0.0 for pk in ids)
+
+
+@pytest.mark.skipif(not model.available(), reason="the embedding model package is not installed")
+def test_a_snapshot_of_other_references_is_written_again_though_no_row_changed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """After an upgrade that changes the model id (or the references), the snapshot's stored
+    hubness no longer applies and every search would compute it: the worker's next
+    save_snapshot writes the snapshot again even when no vector changed. With the same
+    signature, nothing is written."""
+    agent = agent_from_card(minimal_card(name="Tide Tables", description="Harbour tide times."))
+    store.embed_agents([agent.pk])
+    assert vectors.save_snapshot() == 1
+    first = vectors._current_name()
+    assert vectors.save_snapshot() == 1 and vectors._current_name() == first  # nothing to do
+    monkeypatch.setattr(hubs, "signature", lambda: "after an upgrade")
+    assert vectors.save_snapshot() == 1
+    second = vectors._current_name()
+    assert second != first
+    vectors.reset()
+    index = vectors.index()
+    index.refresh(force=True)
+    assert index.snapshot.name == second and index.snapshot.hub_signature == "after an upgrade"
+    assert vectors.save_snapshot() == 1 and vectors._current_name() == second
