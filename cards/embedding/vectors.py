@@ -497,9 +497,8 @@ def _agents_by_cosine(
     place an agent's second-best row before its best one."""
     cosines = _row_cosines(snapshot, keys, query)
     order = np.argsort(-cosines, kind="stable")
-    agents, first = np.unique((keys // KEY_SPAN)[order], return_index=True)
-    best_first = np.argsort(first)
-    return agents[best_first], cosines[order[first[best_first]]]
+    agents, best_rows = agents_by_best_row(keys[order])
+    return agents, cosines[order][best_rows]
 
 
 def _row_cosines(snapshot: _Snapshot, keys: np.ndarray, query: np.ndarray) -> np.ndarray:
