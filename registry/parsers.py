@@ -7,6 +7,7 @@ registry's parsers refuse such a body with a 400 naming the place (the same rule
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -21,7 +22,15 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 
 def unpaired_surrogate(data: Any) -> str | None:
     """The JSON pointer of the first string holding a lone surrogate (of the object, when it is a
-    member's name), None when there is none. Iterative, so any depth the parser took is fine."""
+    member's name), None when there is none. Iterative, so any depth the parser took is fine.
+
+    Most bodies hold none: one pass of the C encoder over the parsed document says so before the
+    walk that names the place (a walk costs about 1 µs a value: 0.25 s for 250,000 items)."""
+    try:
+        if not _SURROGATE.search(json.dumps(data, ensure_ascii=False, check_circular=False)):
+            return None
+    except (TypeError, ValueError, RecursionError):
+        pass  # not plain JSON data (or too deep for the encoder): the walk decides
     stack: list[tuple[tuple[str | int, ...], Any]] = [((), data)]
     while stack:
         path, value = stack.pop()

@@ -42,6 +42,17 @@ def _empty_cache() -> Iterator[None]:
 
 
 @pytest.fixture(autouse=True)
+def _fresh_vector_index() -> None:
+    """Each test's searches read the vectors its own agents have. The process's index looks
+    for new rows at most once a second, so a search in the first second of a test could
+    otherwise answer from the rows of the test before (rolled back since): the demo agents of
+    tests/ard were missing after tests/api/test_malformed_input.py asked a question."""
+    from cards.embedding import vectors
+
+    vectors.reset()
+
+
+@pytest.fixture(autouse=True)
 def _limiter_clock_at_a_window_edge(monkeypatch: pytest.MonkeyPatch) -> None:
     """The limiter's clock runs at real speed but starts each test one second into an hour, so
     a test that proves "3/minute" never sees its window turn over half way (the limiter counts

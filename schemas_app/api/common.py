@@ -63,6 +63,9 @@ def _body(request: Request) -> dict[str, Any]:
     return data
 
 
+_NESTING = (dict, list)
+
+
 def depth_over(value: Any, limit: int) -> bool:
     """Whether arrays and objects in ``value`` nest deeper than ``limit`` (no recursion)."""
     stack: list[tuple[Any, int]] = [(value, 0)]
@@ -72,7 +75,7 @@ def depth_over(value: Any, limit: int) -> bool:
             if depth >= limit:
                 return True
             children = item.values() if isinstance(item, dict) else item
-            stack.extend((child, depth + 1) for child in children)
+            stack.extend((child, depth + 1) for child in children if isinstance(child, _NESTING))
     return False
 
 

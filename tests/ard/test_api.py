@@ -44,8 +44,18 @@ def test_search_finds_by_need_with_the_result_shape(client: Client, demo: dict[s
         assert item["source"] == "http://testserver/ard/"
 
 
-def test_a_need_no_agent_serves_returns_nothing(client: Client, demo: dict[str, Agent]) -> None:
-    assert search(client, "zxqv plorf wibble").json()["results"] == []
+def test_a_need_no_agent_serves_has_no_confident_result(
+    client: Client, demo: dict[str, Agent]
+) -> None:
+    # Recall first (docs/search.md): weak matches above the noise floor are listed, never as
+    # confident; a caller who wants silence asks for a minimum score.
+    for results in (
+        search(client, "zxqv plorf wibble").json()["results"],
+        client.get("/api/v1/agents?q=zxqv+plorf+wibble").json()["results"],
+    ):
+        assert all(not item["confident"] and item["score"] < 50 for item in results), results
+    silent = client.get("/api/v1/agents?q=zxqv+plorf+wibble&min_score=50").json()["results"]
+    assert silent == []
 
 
 @pytest.mark.parametrize(
