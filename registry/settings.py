@@ -83,7 +83,7 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
-    "django.contrib.sessions.middleware.SessionMiddleware",
+    "registry.sessions.LazySessionMiddleware",  # the session, made on first use
     "django.middleware.common.CommonMiddleware",
     "registry.errors.ApiErrorsMiddleware",  # problem+json under /api/ in every mode
     "django.middleware.csrf.CsrfViewMiddleware",

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from typing import Any
 
 import httpx
@@ -90,7 +90,7 @@ def mcp(base: str, agent_id: str) -> str | None:
 DOORS: dict[str, Door] = {"api": api, "mcp": mcp, "a2a": a2a, "ard": ard_search, "site": site}
 
 
-def failing(base: str, agent_id: str) -> dict[str, str]:
-    """Every door that does not answer correctly now, with what it answered."""
-    answers = {name: door(base, agent_id) for name, door in DOORS.items()}
+def failing(base: str, agent_id: str, skip: Collection[str] = ()) -> dict[str, str]:
+    """Every door (but ``skip``) that does not answer correctly now, with what it answered."""
+    answers = {name: door(base, agent_id) for name, door in DOORS.items() if name not in skip}
     return {name: answer for name, answer in answers.items() if answer is not None}
