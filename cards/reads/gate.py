@@ -131,7 +131,9 @@ def one_row(viewer: Viewer, pk: Any, *fields: str, **annotations: Any) -> tuple[
     compiled = _compiled.get(kind)
     if compiled is None:
         model = Viewer(user_id=_USER if viewer.user_id is not None else None, staff=viewer.staff)
-        query = agents(model).filter(pk=_PK)
+        # One row at most: no ORDER BY (the list's order put a sort node over the primary-key
+        # look-up and cost PostgreSQL about 0.05 ms a request in planning and execution).
+        query = agents(model).filter(pk=_PK).order_by()
         if annotations:
             query = query.annotate(**annotations)
         sql, built = query.values_list(*fields).query.sql_with_params()
