@@ -281,20 +281,37 @@ def _record_failure(
         )
 
 
+# What the common 304 reads of the agent row: the crawl state it writes, the fields the health
+# and crawl sections are rendered from, and the stored documents it brings up to date. The
+# card's own columns (findings, search text, the index arrays) stay in the database.
+_NOT_MODIFIED_FIELDS = (
+    *store.CRAWL_STATE, "id", "process_ms", "signature_status", "doc_format", "summary_doc",
+    "detail_doc",
+)  # fmt: skip
+
+
 def _record_not_modified(
     agent_id: Any, result: FetchResult, *, started_at: datetime, fetch_ms: float
 ) -> str:
     """304: the card is unchanged, but its keys may not be: verify the stored card again."""
-    agent = Agent.objects.select_related("latest_snapshot").get(pk=agent_id)
-    snapshot = agent.latest_snapshot
-    signature = None
+    signature, snapshot_id, card_url = (
+        Agent.objects.filter(pk=agent_id)
+        .values_list("signature", "latest_snapshot_id", "card_url")
+        .get()
+    )
+    snapshot = report = None
     # Same bytes: an unsigned card stays unsigned, so only signed cards are verified again.
-    if snapshot is not None and (agent.signature or {}).get("signatures"):
+    if snapshot_id is not None and (signature or {}).get("signatures"):
+        snapshot = Snapshot.objects.get(pk=snapshot_id)
         parsed = parse_card_bytes(bytes(snapshot.raw))
-        signature = trust.signature_check(parsed, card_url=agent.card_url, agent_id=agent.pk)
+        report = trust.signature_check(parsed, card_url=card_url, agent_id=agent_id)
     now = timezone.now()
     with transaction.atomic(), rendering_once():
-        agent = Agent.objects.select_for_update().get(pk=agent_id)
+        locked = Agent.objects.select_for_update()
+        # A signed card's report is stored by a full save, which renders every document.
+        agent = (locked if report is not None else locked.only(*_NOT_MODIFIED_FIELDS)).get(
+            pk=agent_id
+        )
         agent.status = Agent.Status.OK
         agent.last_error = ""
         agent.last_error_code = ""
@@ -307,7 +324,7 @@ def _record_not_modified(
         _attempt(
             agent, started_at=started_at, outcome="not-modified", success=True, http_status=304
         )
-        documents = None if signature is not None else store.crawl_state_documents(agent)
+        documents = None if report is not None else store.crawl_state_documents(agent)
         if documents is not None:
             # The common 304: the card, its index and its signature are as they were, so the
             # crawl state and the two documents go in one UPDATE (no re-rendering).
@@ -315,7 +332,12 @@ def _record_not_modified(
             Agent.objects.filter(pk=agent.pk).update(**state, **documents)
             store.forget(agent.pk)
         else:
-            trust.record_signature(agent, signature, snapshot=snapshot, now=now)
+            if report is None:  # documents of an older format, or a move out of "gone"
+                full = Agent.objects.get(pk=agent_id)
+                for name in store.CRAWL_STATE:
+                    setattr(full, name, getattr(agent, name))
+                agent = full
+            trust.record_signature(agent, report, snapshot=snapshot, now=now)
             agent.save()
     return "not-modified"
 

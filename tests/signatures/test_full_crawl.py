@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from django.core.cache import cache
 from rest_framework.test import APIClient
 
 from cards import crawling
@@ -23,7 +24,7 @@ from tests.signatures.helpers import (
     sdk_sign,
     served,
 )
-from tests.support import CardServer, running_server
+from tests.support import CardServer, Reply, running_server
 
 pytestmark = pytest.mark.django_db
 
@@ -198,3 +199,35 @@ def test_validate_reports_the_signature_too(
     unbound = client_anon.post("/api/v1/validate", {"card": signed}, format="json").json()
     assert unbound["signature"]["status"] != "verified"
     assert Agent.objects.count() == 0
+
+
+def test_a_304_verifies_a_signed_card_again_with_todays_keys(
+    client_auth: APIClient,
+    card_server: CardServer,
+    loopback_allowed: None,
+    django_capture_on_commit_callbacks: Any,
+) -> None:
+    """The card is unchanged (304), but the key it was signed with is no longer published: the
+    stored card is verified again and its status says so, through the full save."""
+    key = new_key("ES256")
+    card_server.serve("/.well-known/jwks.json", jwks_bytes(public_jwk(key, "k1")))
+    body = served(sdk_sign(card(card_server.origin), key, alg="ES256", kid="k1"))
+
+    def agent_card(request: Any) -> Reply:
+        if request.headers.get("If-None-Match") == '"v1"':
+            return Reply(status=304, body=b"", headers={"ETag": '"v1"'})
+        return Reply(body=body, headers={"Content-Type": "application/json", "ETag": '"v1"'})
+
+    card_server.routes["/.well-known/agent-card.json"] = agent_card
+    agent = submit(client_auth, card_server.origin, django_capture_on_commit_callbacks)
+    agent.refresh_from_db()
+    assert agent.signature_status == "verified", agent.signature
+    card_server.serve("/.well-known/jwks.json", jwks_bytes(public_jwk(new_key("ES256"), "k2")))
+    cache.clear()  # the JWKS fetched for the first crawl is kept for a while: let it expire
+    assert crawling.agent_crawl(agent_id=agent.pk) == "not-modified"
+    agent.refresh_from_db()
+    assert agent.last_http_status == 304 and agent.status == "ok"
+    assert agent.signature_status != "verified", agent.signature
+    detail = APIClient().get(f"/api/v1/agents/{agent.pk}").json()
+    assert detail["signature"]["status"] == agent.signature_status
+    assert detail["crawl"]["last_http_status"] == 304
