@@ -85,7 +85,7 @@ def agent_crawl(*, agent_id: Any, final: bool = False) -> str:
         Agent.objects.filter(pk=agent_id)
         .only(
             "id", "url", "discover", "card_url", "etag", "last_modified", "latest_snapshot",
-            "submitted_by", "manifest", "ard_entry",
+            "submitted_by", "manifest", "ard_entry", "signature",
         )
         .first()
     )  # fmt: skip
@@ -128,7 +128,7 @@ def agent_crawl(*, agent_id: Any, final: bool = False) -> str:
             raise TransientCrawlError(err.reason, retry_after=err.retry_after) from err
         return "error"
     if result.not_modified:
-        return _record_not_modified(agent.pk, result, started_at=started_at, fetch_ms=_ms(started))
+        return _record_not_modified(agent, result, started_at=started_at, fetch_ms=_ms(started))
     return card_ingest(
         agent_id=agent.pk, result=result, fetch_ms=_ms(started), started_at=started_at
     )
@@ -291,20 +291,19 @@ _NOT_MODIFIED_FIELDS = (
 
 
 def _record_not_modified(
-    agent_id: Any, result: FetchResult, *, started_at: datetime, fetch_ms: float
+    fetched: Agent, result: FetchResult, *, started_at: datetime, fetch_ms: float
 ) -> str:
-    """304: the card is unchanged, but its keys may not be: verify the stored card again."""
-    signature, snapshot_id, card_url = (
-        Agent.objects.filter(pk=agent_id)
-        .values_list("signature", "latest_snapshot_id", "card_url")
-        .get()
-    )
+    """304: the card is unchanged, but its keys may not be: verify the stored card again.
+
+    ``fetched`` is the agent as the crawl read it before fetching (its signature report,
+    snapshot and card URL): the card is the one stored, so nothing else is read for it."""
+    agent_id = fetched.pk
     snapshot = report = None
     # Same bytes: an unsigned card stays unsigned, so only signed cards are verified again.
-    if snapshot_id is not None and (signature or {}).get("signatures"):
-        snapshot = Snapshot.objects.get(pk=snapshot_id)
+    if fetched.latest_snapshot_id is not None and (fetched.signature or {}).get("signatures"):
+        snapshot = Snapshot.objects.get(pk=fetched.latest_snapshot_id)
         parsed = parse_card_bytes(bytes(snapshot.raw))
-        report = trust.signature_check(parsed, card_url=card_url, agent_id=agent_id)
+        report = trust.signature_check(parsed, card_url=fetched.card_url, agent_id=agent_id)
     now = timezone.now()
     with transaction.atomic(), rendering_once():
         locked = Agent.objects.select_for_update()
