@@ -71,17 +71,10 @@ def _attempt(
     agent_changed(agent.pk)
 
 
-def agent_crawl(*, agent_id: Any, final: bool = False) -> str:
-    """Fetch, parse, validate, verify and index one agent's card. Idempotent.
-
-    Returns the outcome (``stored``, ``unchanged``, ``not-modified``, ``manifest``, ``error``,
-    ``missing``). Raises :class:`TransientCrawlError` after recording a failure that is worth
-    retrying, and, without recording anything, when an origin's manifest candidate failed
-    transiently (docs/ard.md): ``final`` (the last try the caller will make) then goes on to the
-    card paths instead, or records the failure on a manifest the origin is known to publish.
-    """
-    # What the fetch needs; the stored documents and findings stay in the database.
-    agent = (
+def crawl_target(agent_id: Any) -> Agent | None:
+    """What a crawl reads of the agent before it fetches; the stored documents and findings stay
+    in the database (the task reads it once, for the politeness gate and the crawl)."""
+    return (
         Agent.objects.filter(pk=agent_id)
         .only(
             "id", "url", "discover", "card_url", "etag", "last_modified", "latest_snapshot",
@@ -89,6 +82,19 @@ def agent_crawl(*, agent_id: Any, final: bool = False) -> str:
         )
         .first()
     )  # fmt: skip
+
+
+def agent_crawl(*, agent_id: Any, final: bool = False, agent: Agent | None = None) -> str:
+    """Fetch, parse, validate, verify and index one agent's card. Idempotent.
+
+    Returns the outcome (``stored``, ``unchanged``, ``not-modified``, ``manifest``, ``error``,
+    ``missing``). Raises :class:`TransientCrawlError` after recording a failure that is worth
+    retrying, and, without recording anything, when an origin's manifest candidate failed
+    transiently (docs/ard.md): ``final`` (the last try the caller will make) then goes on to the
+    card paths instead, or records the failure on a manifest the origin is known to publish.
+    ``agent``: the :func:`crawl_target` of ``agent_id`` when the caller has read it already.
+    """
+    agent = agent if agent is not None else crawl_target(agent_id)
     if agent is None:
         return "missing"
     if agent.manifest_id is not None and (agent.ard_entry or {}).get("inline") is True:

@@ -65,10 +65,10 @@ def crawl_agent(self: Task, agent_id: str) -> str:
     A crawl waits its turn at the agent's origin (a per-origin limit shared by all workers): when
     the origin is busy, the task is re-queued for later without counting as a retry.
     """
-    target = Agent.objects.filter(pk=agent_id).values_list("card_url", "url").first()
+    target = crawling.crawl_target(agent_id)
     if target is None:
         return "missing"
-    origin = origin_of(target[0] or target[1])
+    origin = origin_of(target.card_url or target.url)
     wait = politeness.acquire(origin) if not self.request.is_eager else 0.0
     if wait > 0:
         return _defer(self, (agent_id,), wait, queue.PERIODIC)
@@ -76,7 +76,8 @@ def crawl_agent(self: Task, agent_id: str) -> str:
     # transient failure: it goes on to the card paths (docs/ard.md).
     final = self.request.is_eager or self.request.retries >= (self.max_retries or 0)
     try:
-        return _logged(agent_id, crawling.agent_crawl(agent_id=agent_id, final=final))
+        outcome = crawling.agent_crawl(agent_id=agent_id, final=final, agent=target)
+        return _logged(agent_id, outcome)
     except services.TransientCrawlError as exc:
         if final:
             return _logged(agent_id, "error")

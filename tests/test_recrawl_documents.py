@@ -11,6 +11,7 @@ from django.test.utils import CaptureQueriesContext
 
 from cards import crawling
 from cards.models import Agent
+from cards.tasks import crawl_agent
 from tests.factories import minimal_card
 from tests.support import CardServer, Reply
 
@@ -58,3 +59,8 @@ def test_a_304_is_one_update_and_keeps_the_documents_right(
         != json.loads(first.summary_doc)["last_crawled_at"]
     )
     assert detail["skills"] == json.loads(first.detail_doc)["skills"]
+
+    # Through the task, the same seven: the read for the politeness gate is the crawl's read.
+    with CaptureQueriesContext(connection) as queries:
+        assert crawl_agent.apply(args=[str(agent.pk)]).get() == "not-modified"
+    assert len(queries.captured_queries) == 7, [q["sql"] for q in queries.captured_queries]
