@@ -12,7 +12,9 @@ from __future__ import annotations
 from django.contrib.messages.middleware import MessageMiddleware
 from django.contrib.messages.storage import default_storage
 from django.http import HttpRequest, HttpResponse
-from django.utils.functional import SimpleLazyObject, empty
+from django.utils.functional import SimpleLazyObject
+
+from registry.lazy import never_made
 
 
 class LazyMessageMiddleware(MessageMiddleware):
@@ -20,7 +22,6 @@ class LazyMessageMiddleware(MessageMiddleware):
         request._messages = SimpleLazyObject(lambda: default_storage(request))  # type: ignore[attr-defined]
 
     def process_response(self, request: HttpRequest, response: HttpResponse) -> HttpResponse:
-        stored = getattr(request, "_messages", None)
-        if isinstance(stored, SimpleLazyObject) and stored._wrapped is empty:
+        if never_made(getattr(request, "_messages", None)):
             return response  # never read nor added to: nothing to store
         return super().process_response(request, response)

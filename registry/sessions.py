@@ -13,7 +13,9 @@ from __future__ import annotations
 from django.conf import settings
 from django.contrib.sessions.middleware import SessionMiddleware
 from django.http import HttpRequest, HttpResponse
-from django.utils.functional import SimpleLazyObject, empty
+from django.utils.functional import SimpleLazyObject
+
+from registry.lazy import never_made
 
 
 class LazySessionMiddleware(SessionMiddleware):
@@ -24,7 +26,6 @@ class LazySessionMiddleware(SessionMiddleware):
         )
 
     def process_response(self, request: HttpRequest, response: HttpResponse) -> HttpResponse:
-        session = getattr(request, "session", None)
-        if isinstance(session, SimpleLazyObject) and session._wrapped is empty:
+        if never_made(getattr(request, "session", None)):
             return response  # never read nor written: nothing to save, set or vary on
         return super().process_response(request, response)
