@@ -28,6 +28,7 @@ from cards.pipeline import CardReport, fetch_card
 from cards.rendering import store
 from cards.rendering.store import agent_changed, rendering_once
 from cards.services import TransientCrawlError
+from registry.compiled import OneRow
 from registry.findings import counts
 from registry.http import FetchError, FetchResult
 
@@ -71,17 +72,20 @@ def _attempt(
     agent_changed(agent.pk)
 
 
+_TARGET = OneRow(
+    lambda pk: Agent.objects.filter(pk=pk).only(
+        "id", "url", "discover", "card_url", "etag", "last_modified", "latest_snapshot",
+        "submitted_by", "manifest", "ard_entry", "signature",
+    ),
+    pk=Agent._meta.pk,
+)  # fmt: skip
+
+
 def crawl_target(agent_id: Any) -> Agent | None:
     """What a crawl reads of the agent before it fetches; the stored documents and findings stay
-    in the database (the task reads it once, for the politeness gate and the crawl)."""
-    return (
-        Agent.objects.filter(pk=agent_id)
-        .only(
-            "id", "url", "discover", "card_url", "etag", "last_modified", "latest_snapshot",
-            "submitted_by", "manifest", "ard_entry", "signature",
-        )
-        .first()
-    )  # fmt: skip
+    in the database (the task reads it once, for the politeness gate and the crawl). Compiled
+    once per thread (registry/compiled.py): every crawl runs this read."""
+    return _TARGET.get(pk=agent_id)
 
 
 def agent_crawl(*, agent_id: Any, final: bool = False, agent: Agent | None = None) -> str:
@@ -294,6 +298,20 @@ _NOT_MODIFIED_FIELDS = (
     *store.CRAWL_STATE, "id", "process_ms", "signature_status", "doc_format", "summary_doc",
     "detail_doc",
 )  # fmt: skip
+_STARTED_AT = CrawlAttempt._meta.get_field("started_at")
+# The common 304's one read under the row lock: the crawl state it writes, and the counts of
+# the agent's attempts the health section's uptimes are made of (compiled once per thread).
+_NOT_MODIFIED = OneRow(
+    lambda pk, month, week: (
+        Agent.objects.select_for_update()
+        .only(*_NOT_MODIFIED_FIELDS)
+        .filter(pk=pk)
+        .annotate(**store.uptime_counts(month, week))
+    ),
+    pk=Agent._meta.pk,
+    month=_STARTED_AT,
+    week=_STARTED_AT,
+)
 
 
 def _record_not_modified(
@@ -312,11 +330,19 @@ def _record_not_modified(
         report = trust.signature_check(parsed, card_url=fetched.card_url, agent_id=agent_id)
     now = timezone.now()
     with transaction.atomic(), rendering_once():
-        locked = Agent.objects.select_for_update()
-        # A signed card's report is stored by a full save, which renders every document.
-        agent = (locked if report is not None else locked.only(*_NOT_MODIFIED_FIELDS)).get(
-            pk=agent_id
-        )
+        uptime = None
+        if report is not None:
+            # A signed card's report is stored by a full save, which renders every document.
+            agent = Agent.objects.select_for_update().get(pk=agent_id)
+        else:
+            month, week = store.uptime_windows(now)
+            found = _NOT_MODIFIED.get(pk=agent_id, month=month, week=week)
+            if found is None:
+                raise Agent.DoesNotExist(agent_id)
+            agent = found
+            # With this attempt, a success inside both windows (it is recorded below).
+            counted = (getattr(agent, name) + 1 for name in store.UPTIME_COUNTS)
+            uptime = store.uptime_of(*counted)
         agent.status = Agent.Status.OK
         agent.last_error = ""
         agent.last_error_code = ""
@@ -329,7 +355,7 @@ def _record_not_modified(
         _attempt(
             agent, started_at=started_at, outcome="not-modified", success=True, http_status=304
         )
-        documents = None if report is not None else store.crawl_state_documents(agent)
+        documents = None if report is not None else store.crawl_state_documents(agent, uptime)
         if documents is not None:
             # The common 304: the card, its index and its signature are as they were, so the
             # crawl state and the two documents go in one UPDATE (no re-rendering).

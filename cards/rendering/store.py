@@ -12,11 +12,12 @@ import json
 import threading
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from django.db import DatabaseError, connection, transaction
-from django.db.models import Count, Prefetch, Q
+from django.db.models import Count, OuterRef, Prefetch, Q, Subquery
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from cards.indexing import IndexRows, normalise_tag
@@ -146,12 +147,9 @@ def render_stale_after_migrating(apps: Any, schema_editor: Any) -> None:
 
 def uptimes(agent_ids: list[Any]) -> dict[Any, tuple[float | None, float | None]]:
     """Share of successful crawl attempts over 7 and 30 days, per agent (one query)."""
-    now = timezone.now()
-    week = now - timedelta(days=7)
+    month, week = uptime_windows()
     rows = (
-        CrawlAttempt.objects.filter(
-            agent_id__in=agent_ids, started_at__gte=now - timedelta(days=30)
-        )
+        CrawlAttempt.objects.filter(agent_id__in=agent_ids, started_at__gte=month)
         .values("agent_id")
         .annotate(
             total=Count("id"),
@@ -161,11 +159,47 @@ def uptimes(agent_ids: list[Any]) -> dict[Any, tuple[float | None, float | None]
         )
     )
     return {
-        row["agent_id"]: (
-            round(row["week_ok"] / row["week_total"], 4) if row["week_total"] else None,
-            round(row["ok"] / row["total"], 4) if row["total"] else None,
-        )
+        row["agent_id"]: uptime_of(row["total"], row["ok"], row["week_total"], row["week_ok"])
         for row in rows
+    }
+
+
+def uptime_windows(now: datetime | None = None) -> tuple[datetime, datetime]:
+    """The starts of the 30-day and 7-day uptime windows."""
+    now = now or timezone.now()
+    return now - timedelta(days=30), now - timedelta(days=7)
+
+
+def uptime_of(
+    total: int, ok: int, week_total: int, week_ok: int
+) -> tuple[float | None, float | None]:
+    """(7 days, 30 days) shares of successful attempts from their counts; None without any."""
+    return (
+        round(week_ok / week_total, 4) if week_total else None,
+        round(ok / total, 4) if total else None,
+    )
+
+
+# The annotations of :func:`uptime_counts`, in :func:`uptime_of`'s order.
+UPTIME_COUNTS = ("up_total", "up_ok", "up_week_total", "up_week_ok")
+
+
+def uptime_counts(month: Any, week: Any) -> dict[str, Any]:
+    """The counts :func:`uptime_of` takes, as annotations of agent rows (one subquery each), so
+    a read that locks the agent also brings them: ``month`` and ``week`` are the windows'
+    starts."""
+
+    def attempts(since: Any, **only: Any) -> Coalesce:
+        rows = CrawlAttempt.objects.filter(agent=OuterRef("pk"), started_at__gte=since, **only)
+        counted = rows.order_by().values("agent").annotate(n=Count("id")).values("n")
+        return Coalesce(Subquery(counted), 0)
+
+    total, ok, week_total, week_ok = UPTIME_COUNTS
+    return {
+        total: attempts(month),
+        ok: attempts(month, success=True),
+        week_total: attempts(week),
+        week_ok: attempts(week, success=True),
     }
 
 
@@ -328,11 +362,14 @@ CRAWL_STATE = (
 )
 
 
-def crawl_state_documents(agent: Agent) -> dict[str, Any] | None:
+def crawl_state_documents(
+    agent: Agent, uptime: tuple[float | None, float | None] | None = None
+) -> dict[str, Any] | None:
     """The stored documents of ``agent`` with only its crawl state brought up to date (a 304:
     same card, same index), as column values to UPDATE together with that state. None when a
     full rendering is needed instead: documents of an older format, or a move into or out of
-    ``gone``, which changes what the facet counts include."""
+    ``gone``, which changes what the facet counts include. ``uptime``: the agent's, when the
+    caller has counted it already (else it is read)."""
     if agent.doc_format != DOC_FORMAT or not agent.summary_doc or not agent.detail_doc:
         return None
     summary = json.loads(agent.summary_doc)
@@ -341,7 +378,9 @@ def crawl_state_documents(agent: Agent) -> dict[str, Any] | None:
     if ((summary.get("health") or {}).get("state") == gone) != (agent.health == gone):
         return None
     when = rendered.when
-    health = rendered.health_section(agent, uptimes([agent.pk]).get(agent.pk, (None, None)))
+    if uptime is None:
+        uptime = uptimes([agent.pk]).get(agent.pk, (None, None))
+    health = rendered.health_section(agent, uptime)
     crawl = rendered.crawl_section(agent)
     summary.update(
         status=agent.status,
