@@ -223,15 +223,17 @@ def wait_for_machine(max_other_wait: float, quiet_cores: float, quiet_wait: floa
 
 
 def crawl_pass(
-    ids: list[str], timeout: float, redis_url: str, *, embedded: bool = False
+    ids: list[str], timeout: float, redis_url: str, *, embedded: bool = False, batch: int = 1
 ) -> dict[str, Any]:
     """Enqueue every crawl with the consumer off, then time the worker until all are crawled
-    (and, with ``embedded``, until every agent has its vectors too)."""
+    (and, with ``embedded``, until every agent has its vectors too). ``batch`` > 1: queued as
+    the sweep queues them, that many agents per ``cards.crawl_agents`` task."""
     import redis
     from django.db import InterfaceError, OperationalError, connection
     from django.utils import timezone
 
     from cards.models import Agent, AgentEmbedding
+    from cards.services import enqueue_crawls
     from cards.tasks import crawl_agent
     from registry.celery import app
 
@@ -245,8 +247,12 @@ def crawl_pass(
     app.control.cancel_consumer(ingest.QUEUE, destination=destination, reply=True, timeout=5)
     pass_start = timezone.now()
     t0 = time.perf_counter()
-    for agent_id in ids:
-        crawl_agent.delay(agent_id)
+    if batch > 1:  # as the sweep does, at the priority a plain delay() gets
+        for start in range(0, len(ids), batch):
+            enqueue_crawls(ids[start : start + batch], priority=app.conf.task_default_priority)
+    else:
+        for agent_id in ids:
+            crawl_agent.delay(agent_id)
     enqueue_s = time.perf_counter() - t0
     queued = client.llen(ingest.QUEUE)
     crawled = Agent.objects.filter(url__contains=ingest.MARK, last_crawled_at__gte=pass_start)
@@ -400,7 +406,11 @@ def run_benchmark(args: argparse.Namespace) -> None:
                     own0 = sum(process_cpu_seconds(p) for p in mine)
                     with CpuTracker(other_benchmark_pids, interval=1.0) as others_cpu:
                         timing = crawl_pass(
-                            ids, args.timeout, args.redis_url, embedded=kind == "first"
+                            ids,
+                            args.timeout,
+                            args.redis_url,
+                            embedded=kind == "first",
+                            batch=args.batch,
                         )
                     busy1, _ = machine_cpu_seconds()
                     own1 = sum(process_cpu_seconds(p) for p in mine)
@@ -484,6 +494,7 @@ def run_benchmark(args: argparse.Namespace) -> None:
     print(
         f"N={args.cards} origins={args.origins} runs={args.runs} "
         f"concurrency={args.concurrency} proposal_db_reuse={args.proposal_db_reuse} "
+        f"batch={args.batch} "
         f"machine={machine_summary()}"
     )
     print(
@@ -645,6 +656,13 @@ def main() -> None:
         action="store_true",
         help="measure a proposed change: keep the worker's database connection across tasks "
         "(bench/celery_app.py); not the registry as shipped",
+    )
+    parser.add_argument(
+        "--batch",
+        type=int,
+        default=1,
+        help="agents per task, queued as the sweep queues them (REGISTRY_CRAWL_BATCH); "
+        "1: one cards.crawl_agent task each, as a submission is queued",
     )
     parser.add_argument("--worker-arg", action="append", default=[])
     parser.add_argument("--worker-loglevel", default="INFO", help="`make worker` uses INFO")

@@ -21,10 +21,17 @@ ASKED = 0  # someone is waiting: a submission, an owner's or a curator's re-craw
 PERIODIC = 6  # the sweep keeping every card fresh
 
 
-def send(name: str, *args: Any, countdown: float | None = None, priority: int = PERIODIC) -> bool:
-    """Queue task ``name``; False (and a warning) when the broker cannot be reached."""
+def send(
+    name: str,
+    *args: Any,
+    countdown: float | None = None,
+    priority: int = PERIODIC,
+    **options: Any,
+) -> bool:
+    """Queue task ``name``; False (and a warning) when the broker cannot be reached.
+    ``options``: more of ``apply_async``'s (time limits)."""
     try:
-        current_app.tasks[name].apply_async(args, countdown=countdown, priority=priority)
+        current_app.tasks[name].apply_async(args, countdown=countdown, priority=priority, **options)
     except Exception:  # kombu raises many types when the broker is unreachable
         logger.warning("could not queue %s%r", name, args, exc_info=True)
         return False

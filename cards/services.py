@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import math
+from collections.abc import Sequence
 from typing import Any
 
 from django.conf import settings
@@ -168,6 +169,25 @@ def enqueue_crawl(
 
     A crawl someone asked for (the default) runs ahead of the periodic sweep's crawls."""
     return queue.send("cards.crawl_agent", str(agent_id), countdown=countdown, priority=priority)
+
+
+def enqueue_crawls(
+    agent_ids: Sequence[Any], *, countdown: float | None = None, priority: int = queue.PERIODIC
+) -> bool:
+    """Queue the crawls of several agents as one task that crawls them in turn (one agent: its
+    own task); its time limits are the per-crawl ones times the batch's size. Like
+    :func:`enqueue_crawl`, the agents stay due when the broker is down."""
+    ids = [str(agent_id) for agent_id in agent_ids]
+    if len(ids) == 1:
+        return enqueue_crawl(ids[0], countdown=countdown, priority=priority)
+    return queue.send(
+        "cards.crawl_agents",
+        ids,
+        countdown=countdown,
+        priority=priority,
+        soft_time_limit=settings.CELERY_TASK_SOFT_TIME_LIMIT * len(ids),
+        time_limit=settings.CELERY_TASK_TIME_LIMIT * len(ids),
+    )
 
 
 def card_check_url(url: Any) -> tuple[pipeline.CardReport, FetchResult]:

@@ -37,57 +37,38 @@ def retry_delay(retries: int, retry_after: float | None, *, base: float | None =
     return delay
 
 
-def _defer(task: Task, args: tuple[Any, ...], wait: float, default_priority: int) -> str:
-    """Queue ``task`` again for its origin's turn, with the priority it was queued with: a
-    submitted crawl deferred by politeness still runs ahead of periodic ones."""
-    info = task.request.delivery_info
-    priority = info.get("priority") if info else None
-    task.apply_async(
-        args,
-        countdown=wait * random.uniform(1.0, 1.5),
-        priority=default_priority if priority is None else priority,
-    )
-    return "deferred"
+class _Again(Exception):
+    """A crawl to run again later: ``delay`` seconds, after a transient failure."""
+
+    def __init__(self, delay: float, cause: Exception) -> None:
+        super().__init__(str(cause))
+        self.delay = delay
+        self.cause = cause
 
 
-@shared_task(
-    bind=True,
-    name="cards.crawl_agent",
-    acks_late=True,
-    reject_on_worker_lost=True,
-    max_retries=settings.REGISTRY_CRAWL_MAX_RETRIES,
-    soft_time_limit=settings.CELERY_TASK_SOFT_TIME_LIMIT,
-    time_limit=settings.CELERY_TASK_TIME_LIMIT,
-)
-def crawl_agent(self: Task, agent_id: str) -> str:
-    """Crawl one agent. Transient failures are retried with backoff; permanent ones are recorded.
+def _crawl(task: Task, agent_id: str, *, retries: int) -> str:
+    """One agent's crawl inside a task (``crawl_agent``'s, or one of a ``crawl_agents`` batch).
 
-    A crawl waits its turn at the agent's origin (a per-origin limit shared by all workers): when
-    the origin is busy, the task is re-queued for later without counting as a retry.
-    """
+    Waits its turn at the origin (re-queued, not counted as a retry, when the origin is busy);
+    raises :class:`_Again` when a transient failure is worth another try and tries are left."""
+    eager = bool(task.request.is_eager)
     target = crawling.crawl_target(agent_id)
     if target is None:
         return "missing"
     origin = origin_of(target.card_url or target.url)
-    wait = politeness.acquire(origin) if not self.request.is_eager else 0.0
-    if wait > 0:
-        return _defer(self, (agent_id,), wait, queue.PERIODIC)
+    wait = politeness.acquire(origin) if not eager else 0.0
+    if wait > 0:  # as a single-agent task, whichever task this crawl runs in
+        return _defer(task, (agent_id,), wait, queue.PERIODIC, again=crawl_agent, retries=retries)
     # The last try (eager, or no retry left) does not defer on a manifest candidate's
     # transient failure: it goes on to the card paths (docs/ard.md).
-    final = self.request.is_eager or self.request.retries >= (self.max_retries or 0)
+    final = eager or retries >= (task.max_retries or 0)
     try:
         outcome = crawling.agent_crawl(agent_id=agent_id, final=final, agent=target)
         return _logged(agent_id, outcome)
     except services.TransientCrawlError as exc:
         if final:
             return _logged(agent_id, "error")
-        delay = retry_delay(self.request.retries, exc.retry_after)
-        raise self.retry(countdown=delay, exc=exc) from exc
-    except (OperationalError, InterfaceError) as exc:
-        # The database went away (a restart): the crawl is idempotent, so run it again later.
-        if self.request.is_eager:
-            raise
-        raise self.retry(countdown=retry_delay(self.request.retries, None), exc=exc) from exc
+        raise _Again(retry_delay(retries, exc.retry_after), exc) from exc
     except SoftTimeLimitExceeded:
         now = timezone.now()
         Agent.objects.filter(pk=agent_id).update(
@@ -98,10 +79,102 @@ def crawl_agent(self: Task, agent_id: str) -> str:
             lease_until=None,
             updated_at=now,
         )
-        return "error"
+        raise
     finally:
-        if not self.request.is_eager:
+        if not eager:
             politeness.release(origin)
+
+
+def _defer(
+    task: Task,
+    args: tuple[Any, ...],
+    wait: float,
+    default_priority: int,
+    *,
+    again: Task | None = None,
+    **options: Any,
+) -> str:
+    """Queue ``task`` (or ``again``) again for its origin's turn, with the priority ``task`` was
+    queued with: a submitted crawl deferred by politeness still runs ahead of periodic ones."""
+    info = task.request.delivery_info
+    priority = info.get("priority") if info else None
+    (again or task).apply_async(
+        args,
+        countdown=wait * random.uniform(1.0, 1.5),
+        priority=default_priority if priority is None else priority,
+        **options,
+    )
+    return "deferred"
+
+
+# Crawl tasks: acknowledged once done (a lost worker's crawl runs again), retried with backoff.
+CRAWL_TASK: dict[str, Any] = {
+    "bind": True,
+    "acks_late": True,
+    "reject_on_worker_lost": True,
+    "max_retries": settings.REGISTRY_CRAWL_MAX_RETRIES,
+}
+
+
+@shared_task(
+    name="cards.crawl_agent",
+    soft_time_limit=settings.CELERY_TASK_SOFT_TIME_LIMIT,
+    time_limit=settings.CELERY_TASK_TIME_LIMIT,
+    **CRAWL_TASK,
+)
+def crawl_agent(self: Task, agent_id: str) -> str:
+    """Crawl one agent. Transient failures are retried with backoff; permanent ones are recorded.
+
+    A crawl waits its turn at the agent's origin (a per-origin limit shared by all workers): when
+    the origin is busy, the task is re-queued for later without counting as a retry.
+    """
+    try:
+        return _crawl(self, agent_id, retries=self.request.retries)
+    except _Again as again:
+        raise self.retry(countdown=again.delay, exc=again.cause) from again.cause
+    except (OperationalError, InterfaceError) as exc:
+        # The database went away (a restart): the crawl is idempotent, so run it again later.
+        if self.request.is_eager:
+            raise
+        raise self.retry(countdown=retry_delay(self.request.retries, None), exc=exc) from exc
+    except SoftTimeLimitExceeded:
+        return "error"
+
+
+@shared_task(name="cards.crawl_agents", **CRAWL_TASK)
+def crawl_agents(self: Task, agent_ids: list[str]) -> list[str]:
+    """Crawl several agents one after another: the sweep's batches (``REGISTRY_CRAWL_BATCH``).
+
+    One message, one hand-off to a worker process and one acknowledgement for the batch instead
+    of one each (docs/crawling.md, "Batches"); each agent keeps its own politeness turn,
+    outcome and log line. An agent whose crawl must be tried again, or whose origin is busy,
+    is queued on its own (``cards.crawl_agent``) with the backoff it would have had; when the
+    database goes away, the agents not crawled yet are tried again as one batch. The time
+    limits are per agent, scaled by the batch's size where it is queued
+    (:func:`cards.services.enqueue_crawls`); when they run out, the agent being crawled is
+    recorded as timed out and the rest are queued on their own.
+    """
+    outcomes: list[str] = []
+    for position, agent_id in enumerate(agent_ids):
+        try:
+            outcomes.append(_crawl(self, agent_id, retries=0))
+        except _Again as again:
+            crawl_agent.apply_async(
+                (agent_id,), countdown=again.delay, priority=queue.PERIODIC, retries=1
+            )
+            outcomes.append("retrying")
+        except (OperationalError, InterfaceError) as exc:
+            if self.request.is_eager:
+                raise
+            rest = list(agent_ids[position:])
+            delay = retry_delay(self.request.retries, None)
+            raise self.retry(args=(rest,), countdown=delay, exc=exc) from exc
+        except SoftTimeLimitExceeded:
+            outcomes.append("error")
+            for later in agent_ids[position + 1 :]:
+                services.enqueue_crawl(later, priority=queue.PERIODIC)
+            break
+    return outcomes
 
 
 def _logged(agent_id: str, outcome: str) -> str:
@@ -152,9 +225,10 @@ def _sweep_lock() -> Iterator[bool]:
 def sweep(*, limit: int | None = None, spread: float = 0.0) -> int:
     """Claim due agents and queue their crawls; returns how many were queued."""
     ids = scheduling.claim_due(limit=limit or settings.REGISTRY_SWEEP_BATCH)
-    for agent_id in ids:
+    size = settings.REGISTRY_CRAWL_BATCH
+    for start in range(0, len(ids), size):
         countdown = random.uniform(0, spread) if spread else None
-        services.enqueue_crawl(agent_id, countdown=countdown, priority=queue.PERIODIC)
+        services.enqueue_crawls(ids[start : start + size], countdown=countdown)
     return len(ids)
 
 

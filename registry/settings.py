@@ -319,6 +319,9 @@ REGISTRY_UNREACHABLE_AFTER_FAILURES = env_int("REGISTRY_UNREACHABLE_AFTER_FAILUR
 REGISTRY_GONE_AFTER_SECONDS = env_int("REGISTRY_GONE_AFTER_SECONDS", 7 * 86400, minimum=0)
 REGISTRY_ATTEMPT_RETENTION_DAYS = env_int("REGISTRY_ATTEMPT_RETENTION_DAYS", 90, minimum=1)
 REGISTRY_SWEEP_BATCH = env_int("REGISTRY_SWEEP_BATCH", 500, minimum=1)
+# Due agents per crawl task: the sweep queues them in batches (one message, one hand-off to a
+# worker process and one acknowledgement each); 1 queues every crawl on its own.
+REGISTRY_CRAWL_BATCH = env_int("REGISTRY_CRAWL_BATCH", 8, minimum=1)
 REGISTRY_SWEEP_INTERVAL_SECONDS = env_float("REGISTRY_SWEEP_INTERVAL_SECONDS", 30.0)
 # Politeness towards each origin, shared by all workers through Redis.
 REGISTRY_ORIGIN_CONCURRENCY = env_int("REGISTRY_ORIGIN_CONCURRENCY", 2, minimum=1)

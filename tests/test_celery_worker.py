@@ -203,3 +203,91 @@ def test_a_submission_while_the_broker_is_down_is_kept_and_swept_later(
     assert sweep() == 1
     agent.refresh_from_db()
     assert agent.status == "ok" and agent.name == "Patient"
+
+
+def _worker_log(tmp_path: Any) -> str:
+    return "".join(path.read_text(errors="replace") for path in tmp_path.glob("worker-*.log"))
+
+
+@pytest.mark.celery_worker
+def test_a_sweep_batch_crawls_each_agent_and_retries_one_alone(
+    celery_worker: subprocess.Popen[bytes],
+    card_server: CardServer,
+    loopback_allowed: None,
+    tmp_path: Any,
+) -> None:
+    """One ``cards.crawl_agents`` message for three agents and an id that is gone: each is
+    crawled in turn; the one whose server fails for a moment is tried again on its own."""
+    from cards.services import enqueue_crawls
+    from tests.support import Reply
+
+    calls: list[int] = []
+    flaky_body = json.dumps(minimal_card(name="Flaky")).encode()
+
+    def flaky(handler: Any) -> Reply:
+        calls.append(1)
+        if len(calls) == 1:
+            return Reply(status=503, body=b"busy", headers={"Retry-After": "1"})
+        return Reply(body=flaky_body)
+
+    card_server.serve("/a.json", json.dumps(minimal_card(name="First")).encode())
+    card_server.routes["/flaky.json"] = flaky
+    card_server.serve("/c.json", json.dumps(minimal_card(name="Third")).encode())
+    agents = [
+        Agent.objects.create(url=card_server.url(path), card_url=card_server.url(path))
+        for path in ("/a.json", "/flaky.json", "/c.json")
+    ]
+    gone = "00000000-0000-4000-8000-000000000000"
+    assert enqueue_crawls([agents[0].pk, agents[1].pk, gone, agents[2].pk])
+
+    def all_ok() -> bool:
+        return all(Agent.objects.get(pk=a.pk).status == "ok" for a in agents)
+
+    assert wait_for(all_ok, timeout=60), [Agent.objects.get(pk=a.pk).status for a in agents]
+    assert [Agent.objects.get(pk=a.pk).name for a in agents] == ["First", "Flaky", "Third"]
+    assert len(calls) == 2
+    log = _worker_log(tmp_path)
+    assert log.count("Task cards.crawl_agents[") >= 1, log
+    # The flaky agent's second try is a task of its own, the batch is not run again.
+    assert "Task cards.crawl_agent[" in log, log
+    assert card_server.hits("/a.json") == 1 and card_server.hits("/c.json") == 1
+
+
+@pytest.mark.celery_worker
+def test_a_batch_agent_whose_origin_is_busy_waits_its_turn_alone(
+    celery_worker: subprocess.Popen[bytes],
+    card_server: CardServer,
+    loopback_allowed: None,
+    tmp_path: Any,
+) -> None:
+    """Politeness holds per agent inside a batch: with the origin's next start a little ahead,
+    each agent of the batch is queued again on its own and crawled once its turn comes."""
+    import redis
+
+    from cards import politeness
+    from cards.discovery import origin_of
+    from cards.services import enqueue_crawls
+    from tests.workers import redis_url
+
+    card_server.serve("/a.json", json.dumps(minimal_card(name="Later A")).encode())
+    card_server.serve("/b.json", json.dumps(minimal_card(name="Later B")).encode())
+    agents = [
+        Agent.objects.create(url=card_server.url(path), card_url=card_server.url(path))
+        for path in ("/a.json", "/b.json")
+    ]
+    origin = origin_of(card_server.url("/a.json"))
+    assert wait_for(lambda: " ready." in _worker_log(tmp_path), timeout=60)
+    redis.Redis.from_url(redis_url()).set(
+        politeness._NEXT.format(origin=origin), time.time() + 1.5, ex=3
+    )
+    started = time.monotonic()
+    assert enqueue_crawls([a.pk for a in agents])
+
+    def all_ok() -> bool:
+        return all(Agent.objects.get(pk=a.pk).status == "ok" for a in agents)
+
+    assert wait_for(all_ok, timeout=60), [Agent.objects.get(pk=a.pk).status for a in agents]
+    assert time.monotonic() - started >= 1.0  # neither was crawled before the origin's turn
+    assert card_server.hits("/a.json") == 1 and card_server.hits("/b.json") == 1
+    # Each was queued again on its own.
+    assert _worker_log(tmp_path).count("Task cards.crawl_agent[") == 2

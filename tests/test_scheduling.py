@@ -8,6 +8,7 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
+from celery.signals import task_prerun
 from django.utils import timezone
 from rest_framework.test import APIClient
 
@@ -74,6 +75,38 @@ def test_a_sweep_crawls_due_agents(card_server: CardServer, loopback_allowed: No
     assert agent.name == "Due" and agent.health == "healthy"
     assert agent.lease_until is None
     assert agent.next_crawl_at > timezone.now() + timedelta(hours=5)
+
+
+@pytest.mark.django_db
+def test_a_sweep_queues_due_agents_in_batches(
+    card_server: CardServer, loopback_allowed: None, settings: Any
+) -> None:
+    """Five due agents, batches of two: three tasks (two batches and one alone), every agent
+    crawled and its lease cleared."""
+    settings.REGISTRY_CRAWL_BATCH = 2
+    agents = []
+    for n in range(5):
+        url = card_server.serve(f"/due{n}.json", json.dumps(minimal_card(name=f"Due {n}")).encode())
+        agents.append(Agent.objects.create(url=url, card_url=url, next_crawl_at=timezone.now()))
+    ran: list[tuple[str, int]] = []
+
+    def count(sender: Any = None, args: Any = None, **kwargs: Any) -> None:
+        if sender.name.startswith("cards.crawl_agent"):
+            ran.append((sender.name, len(args[0]) if sender.name == "cards.crawl_agents" else 1))
+
+    task_prerun.connect(count)
+    try:
+        assert sweep() == 5
+    finally:
+        task_prerun.disconnect(count)
+    assert sorted(ran) == [
+        ("cards.crawl_agent", 1),
+        ("cards.crawl_agents", 2),
+        ("cards.crawl_agents", 2),
+    ]
+    for n, agent in enumerate(agents):
+        agent.refresh_from_db()
+        assert (agent.name, agent.status, agent.lease_until) == (f"Due {n}", "ok", None)
 
 
 @pytest.mark.django_db
