@@ -8,7 +8,9 @@ from __future__ import annotations
 import json
 import sys
 import time
+from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -16,7 +18,7 @@ import pytest
 from tests.factories import minimal_card
 from tests.faults.doors import failing
 from tests.faults.services import PrivatePostgres, Registry, wait_until
-from tests.support import CardServer
+from tests.support import CardServer, Reply
 
 pytestmark = pytest.mark.disruptive
 
@@ -24,7 +26,8 @@ pytestmark = pytest.mark.disruptive
 RECOVERY_SECONDS = 5.0
 
 
-def _status(base: str, token: str, agent_id: str) -> str:
+def _detail(base: str, token: str, agent_id: str) -> dict[str, Any] | str:
+    """The agent's detail, or what went wrong ("unreachable", "error")."""
     try:
         response = httpx.get(
             f"{base}/api/v1/agents/{agent_id}",
@@ -33,7 +36,12 @@ def _status(base: str, token: str, agent_id: str) -> str:
         )
     except httpx.HTTPError:
         return "unreachable"
-    return str(response.json().get("status")) if response.status_code == 200 else "error"
+    return dict(response.json()) if response.status_code == 200 else "error"
+
+
+def _status(base: str, token: str, agent_id: str) -> str:
+    body = _detail(base, token, agent_id)
+    return body if isinstance(body, str) else str(body.get("status"))
 
 
 def _submit(base: str, token: str, url: str) -> str:
@@ -78,6 +86,59 @@ def test_a_worker_recovers_after_postgresql_restarts(
     assert wait_until(lambda: _status(base, publisher_token, after) == "ok", timeout=90), (
         f"the worker did not crawl after the restart; logs in {stack.logs}"
     )
+
+
+def _crawled_since(base: str, token: str, agent_id: str, since: str) -> bool:
+    body = _detail(base, token, agent_id)
+    if isinstance(body, str):
+        return False
+    last = str((body.get("crawl") or {}).get("last_crawled_at") or "")
+    return body.get("status") == "ok" and last > since
+
+
+@pytest.mark.parametrize("kill", [False, True], ids=["fast-stop", "kill-9"])
+def test_a_sweep_batch_cut_by_a_postgresql_restart_crawls_every_agent(
+    stack: Registry,
+    private_postgres: PrivatePostgres,
+    publisher_token: str,
+    card_server: CardServer,
+    kill: bool,
+) -> None:
+    """The sweep's batch (cards.crawl_agents) is crawling slow cards when PostgreSQL goes away:
+    the agents not crawled yet are tried again once it is back, and every one ends crawled."""
+    base = stack.serve()
+    stack.worker()
+    body = json.dumps(minimal_card(name="Slow")).encode()
+
+    def slow(handler: Any) -> Reply:
+        time.sleep(0.4)
+        return Reply(body=body, headers={"Content-Type": "application/json"})
+
+    ids = []
+    for n in range(6):
+        card_server.routes[f"/slow-{kill}-{n}.json"] = slow
+        ids.append(_submit(base, publisher_token, card_server.url(f"/slow-{kill}-{n}.json")))
+    for agent_id in ids:
+        assert wait_until(lambda a=agent_id: _status(base, publisher_token, a) == "ok", 60)
+
+    swept_at = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    stack.manage(
+        "shell", "-c",
+        "from django.utils import timezone; from cards.models import Agent; "
+        f"Agent.objects.filter(pk__in={ids!r}).update(next_crawl_at=timezone.now())",
+    )  # fmt: skip
+    # Ours and any other agent due on this cluster (the demo agents): one batch of 8 at most.
+    assert int(stack.manage("crawl_due").split()[0]) >= len(ids)
+    time.sleep(1.0)  # the batch is at its second or third card
+    private_postgres.restart(kill=kill)
+
+    for agent_id in ids:
+        assert wait_until(
+            lambda a=agent_id: _crawled_since(base, publisher_token, a, swept_at), timeout=90
+        ), f"agent {agent_id} was not crawled again; logs in {stack.logs}"
+    log = "".join(path.read_text(errors="replace") for path in stack.logs.glob("worker-*.log"))
+    # The batch was cut and tried again (its rest, once PostgreSQL answered).
+    assert log.count("Task cards.crawl_agents[") >= 2, log
 
 
 # compose's protocols service: gunicorn's uvicorn workers with the psycopg pool.
