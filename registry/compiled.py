@@ -28,24 +28,76 @@ from django.db.models import Field, Model, QuerySet
 M = TypeVar("M", bound=Model)
 
 _EPOCH = datetime(1901, 2, 3, tzinfo=UTC)
+_INTEGERS = ("AutoField", "BigAutoField", "IntegerField", "BigIntegerField")
 
 
 def _sentinel(field: Field[Any, Any], index: int) -> Any:
-    """A value no real row or query uses, distinct per parameter."""
-    kind = field.get_internal_type()
+    """A value no real row or query uses, distinct per parameter (a foreign key takes its
+    target's kind)."""
+    target = getattr(field, "target_field", field) if field.is_relation else field
+    kind = target.get_internal_type()
     if kind == "UUIDField":
         return uuid.UUID(int=0xC0FFEE00 + index)
     if kind == "DateTimeField":
         return _EPOCH + timedelta(microseconds=7919 + index)
+    if kind in _INTEGERS:
+        return -424242 - index
     raise TypeError(f"no sentinel for a {kind} parameter")
 
 
+class Compiled:
+    """The SQL of ``build(**params)``, compiled once with sentinels, and where each parameter
+    goes in it.
+
+    ``params`` maps each parameter name to the model field it is compared with; every one must
+    appear in the compiled SQL."""
+
+    def __init__(
+        self, build: Callable[..., QuerySet[Any]], *, using: str = "default", **params: Field
+    ) -> None:
+        self.using = using
+        self._fields = params
+        connection = connections[using]
+        sentinels = {name: _sentinel(f, i) for i, (name, f) in enumerate(params.items())}
+        self.compiler = build(**sentinels).query.get_compiler(using=using)
+        self.sql, template = self.compiler.as_sql()
+        self._template = list(template)
+        prepared = {name: self._prep(name, value, connection) for name, value in sentinels.items()}
+        self._slots: dict[int, str] = {}  # position in the parameters -> parameter name
+        for position, value in enumerate(self._template):
+            for name, sentinel in prepared.items():
+                if value == sentinel:
+                    self._slots[position] = name
+        missing = set(params) - set(self._slots.values())
+        if missing:
+            raise ValueError(f"parameters not found in the compiled query: {sorted(missing)}")
+
+    def _prep(self, name: str, value: Any, connection: Any) -> Any:
+        return self._fields[name].get_db_prep_value(value, connection, prepared=False)
+
+    def params(self, **values: Any) -> list[Any]:
+        """The query's parameters with ``values`` where the sentinels were, each in the form
+        the database driver gets (a UUID on PostgreSQL, hex on SQLite)."""
+        connection = connections[self.using]
+        params = list(self._template)
+        for position, name in self._slots.items():
+            params[position] = self._prep(name, values[name], connection)
+        return params
+
+    def one(self, **values: Any) -> tuple[Any, ...] | None:
+        """The first row of the query run with ``values``, as the driver gives it."""
+        with connections[self.using].cursor() as cursor:
+            cursor.execute(self.sql, self.params(**values))
+            row = cursor.fetchone()
+        return tuple(row) if row is not None else None
+
+
 class _Plan:
-    def __init__(self, sql: str, template: list[Any], slots: dict[int, str], compiler: Any):
-        self.sql = sql
-        self.template = template
-        self.slots = slots  # position in the parameters -> parameter name
-        self.compiler = compiler
+    """A :class:`Compiled` model query with what turns its row into an instance."""
+
+    def __init__(self, compiled: Compiled):
+        self.compiled = compiled
+        compiler = compiled.compiler
         select = compiler.select
         fields = [column for column, _, _ in select[: compiler.col_count]]
         self.converters = compiler.get_converters(fields)
@@ -57,7 +109,8 @@ class _Plan:
 
 
 class OneRow(Generic[M]):
-    """``build(**params)[:1]`` as one instance (or None), compiled once per thread.
+    """``build(**params)[:1]`` as one instance (or None), compiled once per thread (the
+    compiler's converters belong to the thread's connection).
 
     ``params`` maps each parameter name to the model field it is compared with."""
 
@@ -71,44 +124,22 @@ class OneRow(Generic[M]):
 
     def _plan(self) -> _Plan:
         plan: _Plan | None = getattr(self._local, "plan", None)
-        if plan is not None:
-            return plan
-        connection = connections[self._using]
-        sentinels = {name: _sentinel(f, i) for i, (name, f) in enumerate(self._params.items())}
-        queryset = self._build(**sentinels)[:1]
-        compiler = queryset.query.get_compiler(using=self._using)
-        sql, template = compiler.as_sql()
-        prepared = {
-            name: self._params[name].get_db_prep_value(value, connection, prepared=False)
-            for name, value in sentinels.items()
-        }
-        slots: dict[int, str] = {}
-        for position, value in enumerate(template):
-            for name, sentinel in prepared.items():
-                if value == sentinel:
-                    slots[position] = name
-        missing = set(self._params) - set(slots.values())
-        if missing:
-            raise ValueError(f"parameters not found in the compiled query: {sorted(missing)}")
-        plan = self._local.plan = _Plan(sql, list(template), slots, compiler)
+        if plan is None:
+            compiled = Compiled(
+                lambda **sentinels: self._build(**sentinels)[:1], using=self._using, **self._params
+            )
+            plan = self._local.plan = _Plan(compiled)
         return plan
 
     def get(self, **values: Any) -> M | None:
         plan = self._plan()
-        connection = connections[self._using]
-        params = list(plan.template)
-        for position, name in plan.slots.items():
-            params[position] = self._params[name].get_db_prep_value(
-                values[name], connection, prepared=False
-            )
-        with connection.cursor() as cursor:
-            cursor.execute(plan.sql, params)
-            row = cursor.fetchone()
+        row = plan.compiled.one(**values)
         if row is None:
             return None
+        compiler = plan.compiled.compiler
         if plan.converters:
-            row = next(iter(plan.compiler.apply_converters([row], plan.converters)))
-        model: type[M] = plan.compiler.klass_info["model"]
+            row = next(iter(compiler.apply_converters([row], plan.converters)))
+        model: type[M] = compiler.klass_info["model"]
         instance = model.from_db(self._using, plan.names, row[plan.model_slice])
         for name, position in plan.annotations.items():
             setattr(instance, name, row[position])
