@@ -75,19 +75,19 @@ class Compiled:
     def _prep(self, name: str, value: Any, connection: Any) -> Any:
         return self._fields[name].get_db_prep_value(value, connection, prepared=False)
 
-    def params(self, **values: Any) -> list[Any]:
+    def params(self, connection: Any, values: dict[str, Any]) -> list[Any]:
         """The query's parameters with ``values`` where the sentinels were, each in the form
-        the database driver gets (a UUID on PostgreSQL, hex on SQLite)."""
-        connection = connections[self.using]
-        params = list(self._template)
+        ``connection``'s driver gets (a UUID on PostgreSQL, hex on SQLite)."""
+        params = self._template.copy()
         for position, name in self._slots.items():
             params[position] = self._prep(name, values[name], connection)
         return params
 
     def one(self, **values: Any) -> tuple[Any, ...] | None:
         """The first row of the query run with ``values``, as the driver gives it."""
-        with connections[self.using].cursor() as cursor:
-            cursor.execute(self.sql, self.params(**values))
+        connection = connections[self.using]
+        with connection.cursor() as cursor:
+            cursor.execute(self.sql, self.params(connection, values))
             row = cursor.fetchone()
         return tuple(row) if row is not None else None
 
