@@ -94,8 +94,8 @@ def phases(agents: Any, count: int = 200) -> None:
     semantic.rank("warm up", agents, limit=20)
     timer = PhaseTimer(time.process_time)
     for owner, name in (
-        (vectors.VectorIndex, "nearest"),
-        (vectors.VectorIndex, "matches"),
+        (vectors.VectorIndex, "candidates"),
+        (vectors.VectorIndex, "scores"),
         (semantic, "_lexical"),
         (semantic, "_named"),
     ):

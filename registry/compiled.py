@@ -5,9 +5,10 @@ same read thousands of times (a crawl's reads of one agent) the compilation cost
 Python as the query's round trip. :class:`OneRow` builds the queryset once with a sentinel
 value for each parameter, keeps the SQL, the converters and the field names, and then runs that
 SQL through Django's cursor (query logging, execute wrappers and error translation included)
-with the real values put where the sentinels were. The rows come back as model instances built
-the way Django builds them (``Model.from_db`` after the field converters), annotations set as
-attributes.
+with the real values put where the sentinels were. :class:`Rows` does the same for a read of
+many rows (a page's agents by their ids, given as one array parameter). The rows come back as
+model instances built the way Django builds them (``Model.from_db`` after the field
+converters), annotations set as attributes.
 
 Each parameter names the model field whose database preparation it shares (a primary key, a
 datetime column), so a value reaches the driver in the form the ORM would have given it. A
@@ -18,7 +19,7 @@ from __future__ import annotations
 
 import threading
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from datetime import UTC, datetime, timedelta
 from typing import Any, Generic, TypeVar
 
@@ -31,11 +32,37 @@ _EPOCH = datetime(1901, 2, 3, tzinfo=UTC)
 _INTEGERS = ("AutoField", "BigAutoField", "IntegerField", "BigIntegerField")
 
 
-def _sentinel(field: Field[Any, Any], index: int) -> Any:
+def uuid_array(ids: Iterable[uuid.UUID]) -> str:
+    """``ids`` as one PostgreSQL array literal (for ``%s::uuid[]``): hundreds of ids are one
+    value for Django and the driver to pass, not one each (32 hex digits each: PostgreSQL reads
+    a UUID without its hyphens too)."""
+    return "{" + ",".join(pk.hex for pk in ids) + "}"
+
+
+class UUIDArray:
+    """A parameter holding many UUIDs, passed as one array literal (:func:`uuid_array`): the
+    queryset puts ``uuid_array(value)`` where it compares, e.g.
+    ``.extra(where=["cards_agent.id = ANY(%s::uuid[])"], params=[uuid_array(ids)])``."""
+
+    is_relation = False
+
+    def get_internal_type(self) -> str:
+        return "UUIDArray"
+
+    def get_db_prep_value(self, value: Any, connection: Any, prepared: bool = False) -> Any:
+        return uuid_array(value)
+
+
+Param = Field | UUIDArray  # what a parameter is compared with
+
+
+def _sentinel(field: Param, index: int) -> Any:
     """A value no real row or query uses, distinct per parameter (a foreign key takes its
     target's kind)."""
     target = getattr(field, "target_field", field) if field.is_relation else field
     kind = target.get_internal_type()
+    if kind == "UUIDArray":
+        return [uuid.UUID(int=0xC0FFEE00 + index)]
     if kind == "UUIDField":
         return uuid.UUID(int=0xC0FFEE00 + index)
     if kind == "DateTimeField":
@@ -53,7 +80,7 @@ class Compiled:
     appear in the compiled SQL."""
 
     def __init__(
-        self, build: Callable[..., QuerySet[Any]], *, using: str = "default", **params: Field
+        self, build: Callable[..., QuerySet[Any]], *, using: str = "default", **params: Param
     ) -> None:
         self.using = using
         self._fields = params
@@ -91,6 +118,13 @@ class Compiled:
             row = cursor.fetchone()
         return tuple(row) if row is not None else None
 
+    def all(self, **values: Any) -> list[tuple[Any, ...]]:
+        """Every row of the query run with ``values``, as the driver gives them."""
+        connection = connections[self.using]
+        with connection.cursor() as cursor:
+            cursor.execute(self.sql, self.params(connection, values))
+            return [tuple(row) for row in cursor.fetchall()]
+
 
 class _Plan:
     """A :class:`Compiled` model query with what turns its row into an instance."""
@@ -107,15 +141,32 @@ class _Plan:
         self.names = [column[0].target.attname for column in select[start:end]]
         self.annotations = dict(compiler.annotation_col_map)
 
+    def instances(self, rows: list[tuple[Any, ...]]) -> list[Any]:
+        """Model instances of ``rows`` as the driver gave them, built as Django builds them."""
+        compiler = self.compiled.compiler
+        if self.converters:
+            rows = list(compiler.apply_converters(rows, self.converters))
+        model = compiler.klass_info["model"]
+        using, names, part = self.compiled.using, self.names, self.model_slice
+        out = []
+        for row in rows:
+            instance = model.from_db(using, names, row[part])
+            for name, position in self.annotations.items():
+                setattr(instance, name, row[position])
+            out.append(instance)
+        return out
 
-class OneRow(Generic[M]):
-    """``build(**params)[:1]`` as one instance (or None), compiled once per thread (the
-    compiler's converters belong to the thread's connection).
 
-    ``params`` maps each parameter name to the model field it is compared with."""
+class Rows(Generic[M]):
+    """Every row of ``build(**params)`` as instances, compiled once per thread (the compiler's
+    converters belong to the thread's connection). For a read of many rows by their ids, give
+    the ids as one :class:`UUIDArray` parameter (PostgreSQL).
+
+    ``params`` maps each parameter name to the model field (or :class:`UUIDArray`) it is
+    compared with."""
 
     def __init__(
-        self, build: Callable[..., QuerySet[M]], *, using: str = "default", **params: Field
+        self, build: Callable[..., QuerySet[M]], *, using: str = "default", **params: Param
     ) -> None:
         self._build = build
         self._using = using
@@ -125,22 +176,24 @@ class OneRow(Generic[M]):
     def _plan(self) -> _Plan:
         plan: _Plan | None = getattr(self._local, "plan", None)
         if plan is None:
-            compiled = Compiled(
-                lambda **sentinels: self._build(**sentinels)[:1], using=self._using, **self._params
-            )
+            compiled = Compiled(self._build, using=self._using, **self._params)
             plan = self._local.plan = _Plan(compiled)
         return plan
+
+    def all(self, **values: Any) -> list[M]:
+        plan = self._plan()
+        return plan.instances(plan.compiled.all(**values))
+
+
+class OneRow(Rows[M]):
+    """``build(**params)[:1]`` as one instance (or None), compiled once per thread."""
+
+    def __init__(
+        self, build: Callable[..., QuerySet[M]], *, using: str = "default", **params: Param
+    ) -> None:
+        super().__init__(lambda **sentinels: build(**sentinels)[:1], using=using, **params)
 
     def get(self, **values: Any) -> M | None:
         plan = self._plan()
         row = plan.compiled.one(**values)
-        if row is None:
-            return None
-        compiler = plan.compiled.compiler
-        if plan.converters:
-            row = next(iter(compiler.apply_converters([row], plan.converters)))
-        model: type[M] = compiler.klass_info["model"]
-        instance = model.from_db(self._using, plan.names, row[plan.model_slice])
-        for name, position in plan.annotations.items():
-            setattr(instance, name, row[position])
-        return instance
+        return None if row is None else plan.instances([row])[0]

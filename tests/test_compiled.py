@@ -14,7 +14,7 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from cards.models import Agent, CrawlAttempt
-from registry.compiled import OneRow
+from registry.compiled import OneRow, Rows, UUIDArray, uuid_array
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -86,3 +86,33 @@ def test_a_parameter_the_query_does_not_use_is_an_error() -> None:
     )
     with pytest.raises(ValueError, match="since"):
         read.get(pk=uuid.uuid4(), since=timezone.now())
+
+
+def test_rows_by_an_id_array_give_what_the_orm_gives() -> None:
+    """A page's agents by their ids (one array parameter): the same instances as the ORM's
+    ``pk__in`` read, whatever the number of ids, and nothing for ids no row has."""
+    agents = [
+        Agent.objects.create(
+            url=f"https://r{i}.example/card.json", name=f"Rows {i}", tags=["x", str(i)]
+        )
+        for i in range(4)
+    ]
+    columns = ("id", "name", "tags", "updated_at")
+    read = Rows(
+        lambda ids: (
+            Agent.objects.extra(  # noqa: S610 - bound parameter
+                where=['"cards_agent"."id" = ANY(%s::uuid[])'], params=[uuid_array(ids)]
+            )
+            .only(*columns)
+            .order_by()
+        ),
+        ids=UUIDArray(),
+    )
+    for wanted in ([agents[0].pk], [a.pk for a in agents[1:]], [uuid.uuid4(), agents[2].pk], []):
+        got = {row.pk: row for row in read.all(ids=wanted)}
+        expected = {row.pk: row for row in Agent.objects.filter(pk__in=wanted).only(*columns)}
+        assert set(got) == set(expected)
+        for pk, row in got.items():
+            assert row.get_deferred_fields() == expected[pk].get_deferred_fields()
+            assert [getattr(row, c) for c in columns] == [getattr(expected[pk], c) for c in columns]
+    assert uuid_array([agents[0].pk]) == "{" + agents[0].pk.hex + "}"

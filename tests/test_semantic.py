@@ -275,6 +275,11 @@ def test_reembed_command_writes_only_what_changed(registry: dict[str, Agent]) ->
 def test_snapshot_and_delta_agree(registry: dict[str, Agent]) -> None:
     query = model.embed_query("weather radar")
     exact = vectors.index().nearest(query, 3)
+    needs = ("weather radar", "convert euros to yen", "tell me a joke about cats")
+    agents = gate.agents(include_gone=False)
+    ranked = [
+        [(m.id, m.score, m.matched_skill) for m in semantic.rank(n, agents, limit=9)] for n in needs
+    ]
     assert vectors.save_snapshot() == len(registry)
     vectors.reset()
     index = vectors.index()
@@ -282,6 +287,13 @@ def test_snapshot_and_delta_agree(registry: dict[str, Agent]) -> None:
     assert len(index.snapshot.ids) == len(registry) and not index.delta
     from_snapshot = index.nearest(query, 3)
     assert [pk for pk, _ in from_snapshot] == [pk for pk, _ in exact]
+    # The graph's candidates are scored exactly: the same ranking as the exact scan of the
+    # delta (skill rows are float16 in a snapshot: a score may move by a point).
+    assert set(index.candidates(query, len(registry))) == {a.pk for a in registry.values()}
+    for need, before in zip(needs, ranked, strict=True):
+        after = [(m.id, m.score, m.matched_skill) for m in semantic.rank(need, agents, limit=9)]
+        assert [(pk, skill) for pk, _, skill in after] == [(pk, skill) for pk, _, skill in before]
+        assert all(abs(a[1] - b[1]) <= 1 for a, b in zip(after, before, strict=True)), need
     # A vector written after the snapshot is read from the database, superseding it.
     weather = registry["demo/weather"]
     Agent.objects.filter(pk=weather.pk).update(description="Sourdough baking recipes.")
@@ -383,11 +395,49 @@ def test_a_float16_snapshot_is_read_and_the_next_one_is_built_in_int8(
     assert "8" in str(newer.snapshot.graph.dtype) and not newer.delta
     rows = len(newer.snapshot.ids) + len(newer.snapshot.skills)
     assert len(newer.snapshot.graph) == rows  # every row, not only the changed agent's
-    # What nearest() says of each agent is its cosine, whatever the graph's element type:
-    # the best of its rows the graph returned, scored exactly (asked for as many agents as there
-    # are rows, the graph returns every row, so that is the agent's best row). The int8 graph's
-    # own order may put an agent's second-best row first (a test run on 9b8b26c caught it).
+    # What nearest() says of each agent is its cosine, whatever the graph's element type: its
+    # best row's, scored exactly (the int8 graph's own order may put an agent's second-best
+    # row first: a test run on 9b8b26c caught it; the graph only gives the candidates).
     found = newer.nearest(query, rows)
     assert len(found) == len(registry)
     cosines = newer.similarities(query, [pk for pk, _ in found])
     assert found and all(abs(cos - cosines[pk]) < 1e-3 for pk, cos in found), (found, cosines)
+
+
+@needs_model
+def test_the_lexical_query_over_the_gates_condition_agrees_with_djangos(
+    registry: dict[str, Agent], django_user_model: Any
+) -> None:
+    """The lexical share is one statement built around the gate's compiled condition; every
+    viewer and filter gives what Django's own query gives, and a join falls back to it."""
+    from protocols.ard import filters
+
+    owner = django_user_model.objects.create_user("lexical-owner", password="pw-lexical-1")
+    hidden = registry["demo/weather"]
+    Agent.objects.filter(pk=hidden.pk).update(
+        moderation=Agent.Moderation.PENDING, submitted_by=owner
+    )
+    ids = [agent.pk for agent in registry.values()]
+    needs = ("weather forecast for tomorrow", "translate currency", "convert weather units")
+    viewers = (gate.ANONYMOUS, gate.Viewer(user_id=owner.pk), gate.Viewer(user_id=1, staff=True))
+    for viewer in viewers:
+        for narrowed in (
+            gate.agents(viewer),
+            gate.agents(viewer, include_gone=False).filter(name__icontains="a"),
+            filters.apply(gate.agents(viewer), {"tags": ["weather"]}),
+            gate.agents(viewer).filter(skills__name__icontains="e").distinct(),  # a join
+            gate.agents(viewer).none(),
+        ):
+            for need in needs:
+                terms = [f"'{lexeme}'" for lexeme in semantic._lexemes(need)]
+                for wanted, limit, every in ((ids, 100, True), (ids, 0, True), ([], 5, False)):
+                    got = semantic._lexical(need, narrowed, wanted, limit, every=every)
+                    expected = semantic._lexical_queryset(
+                        narrowed, terms, wanted, limit, every=every
+                    )
+                    assert got == expected, (viewer, need, str(narrowed.query))
+    # The owner sees their pending agent, the others do not.
+    need = "weather forecast for tomorrow"
+    assert hidden.pk in semantic._lexical(need, gate.agents(viewers[1]), ids, 0)
+    assert hidden.pk not in semantic._lexical(need, gate.agents(gate.ANONYMOUS), ids, 0)
+    assert semantic._condition_of(gate.agents().filter(skills__name="x")) is None

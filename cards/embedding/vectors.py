@@ -327,37 +327,43 @@ class VectorIndex:
             1 for pk in self.delta if pk not in self.snapshot.position
         )
 
-    def nearest(self, query: np.ndarray, count: int) -> list[tuple[uuid.UUID, float]]:
-        """About the ``count`` agents most similar to ``query`` (cosine), best first."""
+    def candidates(self, query: np.ndarray, count: int, *, floor: float = -1.0) -> list[uuid.UUID]:
+        """About the ``count`` agents nearest to ``query``, for a ranking that then scores each
+        of them exactly (:meth:`matches`): up to ``count`` of the snapshot's, in the graph's
+        own order (an int8 graph's, approximate: no row is read here), then up to ``count``
+        of the delta's, by their best row's exact cosine, at or above ``floor``."""
         self.refresh()
-        found: list[tuple[uuid.UUID, float]] = []
+        found: list[uuid.UUID] = []
         snapshot, delta, delta_ids = self.snapshot, self.delta, self.delta_ids
         if snapshot.graph is not None and len(snapshot.ids):
             rows = len(snapshot.ids) + len(snapshot.skills)
             # Rows, best first; an agent's rows seldom sit together, so three rows asked per
             # agent wanted usually give that many agents (else the search is widened).
-            wanted, asked = count + len(delta), ROWS_PER_AGENT_ASKED * count
+            wanted, asked = count + len(delta), int(ROWS_PER_AGENT_ASKED * count)
             while True:
                 matches = snapshot.graph.search(query, min(asked, rows))
                 keys = np.asarray(matches.keys, dtype=np.int64)
                 if len(np.unique(keys // KEY_SPAN)) >= wanted or asked >= rows:
                     break
                 asked *= 4
-            agents, cosines = _agents_by_cosine(snapshot, keys, query)
-            agents, cosines = agents[:wanted], cosines[:wanted]  # no more than asked for
+            agents, _ = agents_by_best_row(keys)
             ids = snapshot.ids
-            for at, cosine in zip(agents.tolist(), cosines.tolist(), strict=True):
+            for at in agents[:wanted].tolist():  # no more than asked for
                 pk = ids[at]
                 if not delta or pk not in delta:  # the delta holds newer rows
-                    found.append((pk, cosine))
+                    found.append(pk)
         if not len(delta_ids):
             return found[:count]
         best = np.full(len(delta_ids), -1.0, dtype=np.float32)
         np.maximum.at(best, self.delta_owner, self.delta_matrix @ query)  # each agent's best row
-        merged = dict(found)
-        for i in np.argsort(-best)[:count].tolist():
-            merged[delta_ids[i]] = float(best[i])
-        return sorted(merged.items(), key=lambda item: -item[1])[:count]
+        nearest = [delta_ids[i] for i in np.argsort(-best)[:count].tolist() if best[i] >= floor]
+        return [*found[:count], *nearest]  # the order matters not: each is scored exactly
+
+    def nearest(self, query: np.ndarray, count: int) -> list[tuple[uuid.UUID, float]]:
+        """About the ``count`` agents most similar to ``query``, each with its exact cosine (its
+        best row's), best first."""
+        cosines = self.similarities(query, self.candidates(query, count))
+        return sorted(cosines.items(), key=lambda item: -item[1])[:count]
 
     def similarities(self, query: np.ndarray, ids: Iterable[uuid.UUID]) -> dict[uuid.UUID, float]:
         """The exact cosine of each agent of ``ids`` that has a vector: its best row's."""
@@ -373,7 +379,27 @@ class VectorIndex:
         center: float = 0.0,
     ) -> dict[uuid.UUID, tuple[float, int, float]]:
         """For each agent of ``ids`` that has a vector: (its best row's score, the position of
-        its best-matching skill, -1 when it has no skill vector, and its hubness).
+        its best-matching skill, -1 when it has no skill vector, and its hubness); see
+        :meth:`scores`."""
+        ids = list(ids)
+        best, skill, hub, has = self.scores(query, ids, refs, row_weight=row_weight, center=center)
+        return {
+            ids[i]: (float(best[i]), int(skill[i]), float(hub[i]))
+            for i in np.flatnonzero(has).tolist()
+        }
+
+    def scores(
+        self,
+        query: np.ndarray,
+        ids: Sequence[uuid.UUID],
+        refs: np.ndarray | None = None,
+        *,
+        row_weight: float = 0.0,
+        center: float = 0.0,
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Arrays in the order of ``ids``: each agent's best row's score (float64), the
+        position of its best-matching skill (-1 when it has no skill vector), its hubness, and
+        whether it has a vector at all (the others' values mean nothing).
 
         Without ``refs`` a row's score is its cosine and the hubness 0. With ``refs`` (the
         embedded references of :mod:`cards.embedding.hubs`), a row's score is its cosine less
@@ -382,39 +408,48 @@ class VectorIndex:
         per agent version. Snapshot agents are scored together, with no loop over their rows.
         """
         self.refresh()
-        snapshot = self.snapshot
-        out: dict[uuid.UUID, tuple[float, int, float]] = {}
+        count = len(ids)
+        best = np.zeros(count, dtype=np.float64)
+        skill = np.full(count, -1, dtype=np.int64)
+        hub = np.zeros(count, dtype=np.float64)
+        has = np.zeros(count, dtype=bool)
         at_list: list[int] = []
-        keys: list[uuid.UUID] = []
-        delta, position = self.delta, snapshot.position
-        for pk in ids:
+        where: list[int] = []
+        delta, position = self.delta, self.snapshot.position
+        for i, pk in enumerate(ids):
             # A UUID's hash is computed in Python: no look-up in an empty delta.
             entry = delta.get(pk) if delta else None
             if entry is not None:
                 seq, rows = entry
                 agent_hub, row_hubs = self._hubs(pk, seq, rows, refs)
-                scores = rows @ query
+                row_scores = rows @ query
                 if refs is not None:
-                    scores -= row_weight * (row_hubs - center)
-                out[pk] = (*_best(scores), agent_hub)
+                    row_scores -= row_weight * (row_hubs - center)
+                best[i], skill[i] = _best(row_scores)
+                hub[i], has[i] = agent_hub, True
                 continue
             at = position.get(pk)
             if at is not None:
                 at_list.append(at)
-                keys.append(pk)
+                where.append(i)
         if at_list:
-            out.update(self._snapshot_matches(query, at_list, keys, refs, row_weight, center))
-        return out
+            found = np.asarray(where, dtype=np.int64)
+            best[found], skill[found], hub[found] = self._snapshot_scores(
+                query, at_list, refs, row_weight, center
+            )
+            has[found] = True
+        return best, skill, hub, has
 
-    def _snapshot_matches(
+    def _snapshot_scores(
         self,
         query: np.ndarray,
         at_list: list[int],
-        keys: list[uuid.UUID],
         refs: np.ndarray | None,
         row_weight: float,
         center: float,
-    ) -> dict[uuid.UUID, tuple[float, int, float]]:
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(best score, best skill or -1, hubness) of the snapshot agents at ``at_list``, in
+        that order."""
         snapshot = self.snapshot
         order = np.argsort(at_list)  # reading the memory maps in order
         at = np.asarray(at_list, dtype=np.int64)[order]
@@ -447,14 +482,15 @@ class VectorIndex:
                 skill_hubs = placed[present]
             whole -= row_weight * (whole_hubs - center)
             skills[present] -= row_weight * (skill_hubs - center)
-        best_skill = np.argmax(skills, axis=1) if width else np.zeros(len(at), dtype=np.int64)
-        top_skill = skills[np.arange(len(at)), best_skill] if width else whole
-        best = np.maximum(whole, top_skill) if width else whole
-        out: dict[uuid.UUID, tuple[float, int, float]] = {}
-        for j, i in enumerate(order):
-            skill = int(best_skill[j]) if counts[j] else -1
-            out[keys[int(i)]] = (float(best[j]), skill, float(agent_hubs[j]))
-        return out
+        if width:
+            best_skill = np.argmax(skills, axis=1)
+            best = np.maximum(whole, skills[np.arange(len(at)), best_skill])
+            best_skill[counts == 0] = -1
+        else:
+            best_skill, best = np.full(len(at), -1, dtype=np.int64), whole
+        back = np.empty_like(order)
+        back[order] = np.arange(len(order))  # to the order of at_list
+        return best[back].astype(np.float64), best_skill[back], agent_hubs[back].astype(np.float64)
 
     def _hubs(
         self, pk: uuid.UUID, seq: int, rows: np.ndarray, refs: np.ndarray | None
@@ -487,32 +523,6 @@ def agents_by_best_row(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     agents, first = np.unique(np.asarray(keys, dtype=np.int64) // KEY_SPAN, return_index=True)
     order = np.argsort(first)
     return agents[order], first[order]
-
-
-def _agents_by_cosine(
-    snapshot: _Snapshot, keys: np.ndarray, query: np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:
-    """The agents (snapshot positions) of graph rows ``keys``, each once with the exact cosine of
-    its best row among them, best first. The graph's own order is not used: an int8 graph may
-    place an agent's second-best row before its best one."""
-    cosines = _row_cosines(snapshot, keys, query)
-    order = np.argsort(-cosines, kind="stable")
-    agents, best_rows = agents_by_best_row(keys[order])
-    return agents, cosines[order][best_rows]
-
-
-def _row_cosines(snapshot: _Snapshot, keys: np.ndarray, query: np.ndarray) -> np.ndarray:
-    """The exact cosine of each graph row of ``keys`` to ``query``, read from the snapshot's
-    rows: an int8 graph's distances are in its own scale (1 - the dot product of the int8
-    rows), not a cosine to compare with the delta's or with the floor."""
-    at, row = keys // KEY_SPAN, keys % KEY_SPAN
-    vectors = np.empty((len(keys), DIM), dtype=np.float32)
-    whole = row == 0
-    if whole.any():
-        vectors[whole] = snapshot.matrix[at[whole]]
-    if not whole.all():
-        vectors[~whole] = snapshot.skills[snapshot.offsets[at[~whole]] + row[~whole] - 1]
-    return vectors @ query
 
 
 def _best(scores: np.ndarray) -> tuple[float, int]:

@@ -27,7 +27,6 @@ only ever intersects with it.
 from __future__ import annotations
 
 import json
-import math
 import re
 import uuid
 from collections.abc import Iterable
@@ -35,12 +34,14 @@ from functools import lru_cache
 from typing import Any
 
 import numpy as np
+from django.core.exceptions import EmptyResultSet, FullResultSet
 from django.db import connection
 from django.db.models import Q, QuerySet
 from django.db.models.expressions import RawSQL
 
 from cards.embedding import hubs, model, vectors
 from cards.models import Agent, Skill
+from registry.compiled import uuid_array
 
 # Chosen on the tuning halves of bench/queries/ (docs/search.md, "Quality"); never on held-out.
 FLOOR = 0.12  # fused similarity under which an agent is noise (nearest-neighbour candidates too)
@@ -122,20 +123,13 @@ def _query_vector(text: str) -> np.ndarray | None:
 # --- the lexical part ------------------------------------------------------------------------
 
 
-def _id_array(ids: Iterable[uuid.UUID]) -> str:
-    """``ids`` as one PostgreSQL array literal (for ``%s::uuid[]``): hundreds of ids are one
-    value for Django and the driver to pass, not one each (32 hex digits each: PostgreSQL reads
-    a UUID without its hyphens too)."""
-    return "{" + ",".join(pk.hex for pk in ids) + "}"
-
-
 def _among(agents: QuerySet[Agent], ids: list[uuid.UUID]) -> QuerySet[Agent]:
     """The agents of ``agents`` whose id is one of ``ids`` (one array parameter on
     PostgreSQL)."""
     if not _postgres():
         return agents.filter(pk__in=ids)
     return agents.extra(  # noqa: S610 - bound parameter
-        where=["cards_agent.id = ANY(%s::uuid[])"], params=[_id_array(ids)]
+        where=["cards_agent.id = ANY(%s::uuid[])"], params=[uuid_array(ids)]
     )
 
 
@@ -159,6 +153,64 @@ def _stemmed(words: str) -> tuple[str, ...]:
     return tuple(lexeme for lexeme in (row[0] if row else []) if "'" not in lexeme)[:12]
 
 
+def _share_sql(count: int) -> str:
+    """SQL for the share of ``count`` tsquery parameters an agent's text matches."""
+    share = " + ".join(['("cards_agent"."search_vector" @@ %s::tsquery)::int'] * count)
+    return f"(({share})::float / {count})"
+
+
+def _condition_of(agents: QuerySet[Agent]) -> tuple[str | None, list[Any]] | None:
+    """The WHERE condition of ``agents`` (the visibility gate and the filters) as SQL over the
+    ``cards_agent`` table alone, compiled once for the whole lexical query: ``(None, [])`` when
+    it keeps no agent, and None when ``agents`` is more than a condition on that table (joins,
+    annotations, slices: then Django builds the query)."""
+    query = agents.query
+    if (
+        len(query.alias_map) != 1
+        or query.distinct
+        or query.is_sliced
+        or query.combinator
+        or query.annotations
+        or query.extra_tables
+        or query.group_by is not None
+        or query.base_table != "cards_agent"
+    ):
+        return None
+    compiler = query.get_compiler(using=agents.db)
+    try:
+        where, params = compiler.compile(query.where)
+    except EmptyResultSet:
+        return None, []
+    except FullResultSet:
+        return "TRUE", []
+    return (where or "TRUE"), list(params)
+
+
+def _lexical_queryset(
+    agents: QuerySet[Agent], terms: list[str], wanted: list[uuid.UUID], limit: int, *, every: bool
+) -> dict[uuid.UUID, float]:
+    """:func:`_lexical` on PostgreSQL built by Django (``agents`` with joins or annotations)."""
+    share = " + ".join(["(cards_agent.search_vector @@ %s::tsquery)::int"] * len(terms))
+    lex = RawSQL(f"({share})::float / {len(terms)}", terms)
+    parts = []
+    if wanted:
+        parts.append(_among(agents, wanted).annotate(lex=lex).order_by())
+    if limit:
+        joined = (" & " if every else " | ").join(terms)
+        having = agents.extra(  # noqa: S610 - bound parameter, the GIN index on search_vector
+            where=["cards_agent.search_vector @@ %s::tsquery"], params=[joined]
+        )
+        if every:
+            parts.append(having.annotate(lex=RawSQL("1.0::float", [])).order_by()[:limit])
+        else:
+            parts.append(having.annotate(lex=lex).order_by("-lex", "pk")[:limit])
+    if not parts:
+        return {}
+    rows = [part.values_list("pk", "lex") for part in parts]
+    query = rows[0].union(*rows[1:], all=True) if len(rows) > 1 else rows[0]
+    return {pk: float(found or 0.0) for pk, found in query}
+
+
 def _lexical(
     text: str,
     agents: QuerySet[Agent],
@@ -176,28 +228,43 @@ def _lexical(
         if not lexemes:
             return {}
         terms = [f"'{lexeme}'" for lexeme in lexemes]
-        share = " + ".join(["(cards_agent.search_vector @@ %s::tsquery)::int"] * len(terms))
-        lex = RawSQL(f"({share})::float / {len(terms)}", terms)
-        parts = []
+        condition = _condition_of(agents)
+        if condition is None:
+            return _lexical_queryset(agents, terms, wanted, limit, every=every)
+        where, params = condition
+        if where is None:  # the filters keep no agent
+            return {}
+        share = _share_sql(len(terms))
+        parts: list[str] = []
+        values: list[Any] = []
         if wanted:
-            parts.append(_among(agents, wanted).annotate(lex=lex).order_by())
+            parts.append(
+                f'SELECT "cards_agent"."id", {share} FROM "cards_agent"'
+                f' WHERE ({where}) AND "cards_agent"."id" = ANY(%s::uuid[])'
+            )
+            values += [*terms, *params, uuid_array(wanted)]
         if limit:
             joined = (" & " if every else " | ").join(terms)
-            having = agents.extra(  # noqa: S610 - bound parameter, the GIN index on search_vector
-                where=["cards_agent.search_vector @@ %s::tsquery"], params=[joined]
-            )
-            if every:
-                # Each has every word (a share of 1): no share to compute and nothing to sort,
-                # so PostgreSQL stops at ``limit`` rows instead of reading every match (a need
-                # of three common words matches thousands of agents at 100,000).
-                parts.append(having.annotate(lex=RawSQL("1.0::float", [])).order_by()[:limit])
+            if every:  # each has every word: a share of 1, nothing to sort (see below)
+                parts.append(
+                    'SELECT "cards_agent"."id", 1.0::float FROM "cards_agent"'
+                    f' WHERE ({where}) AND "cards_agent"."search_vector" @@ %s::tsquery'
+                    f" LIMIT {int(limit)}"
+                )
+                values += [*params, joined]
             else:
-                parts.append(having.annotate(lex=lex).order_by("-lex", "pk")[:limit])
+                parts.append(
+                    f'SELECT "cards_agent"."id", {share} AS lex FROM "cards_agent"'
+                    f' WHERE ({where}) AND "cards_agent"."search_vector" @@ %s::tsquery'
+                    f' ORDER BY 2 DESC, "cards_agent"."id" LIMIT {int(limit)}'
+                )
+                values += [*terms, *params, joined]
         if not parts:
             return {}
-        rows = [part.values_list("pk", "lex") for part in parts]
-        query = rows[0].union(*rows[1:], all=True) if len(rows) > 1 else rows[0]
-        return {pk: float(found or 0.0) for pk, found in query}
+        sql = " UNION ALL ".join(f"({part})" for part in parts)
+        with connection.cursor() as cursor:
+            cursor.execute(sql, values)
+            return {pk: float(found or 0.0) for pk, found in cursor.fetchall()}
     words = _words(text)
     if not words:
         return {}
@@ -222,35 +289,79 @@ def _lexical(
 # --- fusion ----------------------------------------------------------------------------------
 
 
-def _fuse(cos: float | None, lex: float) -> float:
-    if cos is None:
-        return lex
-    return cos + LEX_WEIGHT * lex
+class _Ranked:
+    """The agents found for a need, scored: ``ids`` with their ``scores`` (0 to 100) and best
+    skills' positions, and ``order``, the positions of those listed, best first."""
+
+    def __init__(
+        self, ids: list[uuid.UUID], scores: np.ndarray, skills: np.ndarray, order: np.ndarray
+    ) -> None:
+        self.ids, self.scores, self.skills, self.order = ids, scores, skills, order
+
+    def listed(self, min_score: int) -> np.ndarray:
+        """The positions listed with at least ``min_score``, best first."""
+        return self.order[self.scores[self.order] >= min_score] if min_score else self.order
+
+    def page(self, min_score: int, offset: int, limit: int) -> list[Match]:
+        """The matches from ``offset``, at most ``limit`` (built for the page only)."""
+        at = self.listed(min_score)[offset : offset + limit].tolist()
+        return [Match(self.ids[i], int(self.scores[i]), int(self.skills[i])) for i in at]
 
 
-def _calibrated(fused: float, semantic: bool) -> int:
-    if not semantic:
-        return max(0, min(100, round(100 * fused)))
-    return max(0, min(100, round(100 / (1 + math.exp(-(fused - MID) / WIDTH)))))
+def _ranked(
+    ids: list[uuid.UUID],
+    scores: np.ndarray,
+    fused: np.ndarray,
+    skills: np.ndarray,
+    kept: np.ndarray,
+) -> _Ranked:
+    """The agents at ``kept`` (a mask) ordered by score, then fused similarity, then id (as the
+    text of ids sorts: exact ties are duplicate cards)."""
+    at = np.flatnonzero(kept)
+    order = at[np.lexsort((-fused[at], -scores[at]))]
+    if len(order) > 1:
+        ordered_scores, ordered_fused = scores[order], fused[order]
+        tied = (ordered_scores[1:] == ordered_scores[:-1]) & (
+            ordered_fused[1:] == ordered_fused[:-1]
+        )
+        if tied.any():
+            order = np.asarray(
+                sorted(order.tolist(), key=lambda i: (-scores[i], -fused[i], ids[i].int)),
+                dtype=np.int64,
+            )
+    return _Ranked(ids, scores, skills, order)
 
 
-def _scored(text: str, agents: QuerySet[Agent], *, depth: int) -> list[Match]:
-    """Every agent of ``agents`` found for ``text`` above the floor, best first."""
+def _percent(values: np.ndarray) -> np.ndarray:
+    return np.clip(np.rint(100 * values), 0, 100).astype(np.int64)
+
+
+def _calibrated(fused: np.ndarray) -> np.ndarray:
+    """The fused similarity as a score: ``100 * sigmoid((fused - MID) / WIDTH)``."""
+    return _percent(1 / (1 + np.exp(-(fused - MID) / WIDTH)))
+
+
+_NONE = _Ranked([], np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int64))
+
+
+def _scored(text: str, agents: QuerySet[Agent], *, depth: int) -> _Ranked:
+    """Every agent of ``agents`` found for ``text`` above the floor, scored and ordered."""
     text = " ".join(text.split())
     if not text:
-        return []
+        return _NONE
     query = _query_vector(text)
     if query is None:
         lexical = _lexical(text, agents, None, max(depth, LEXICAL_CANDIDATES), every=False)
-        found = [Match(pk, _calibrated(lex, False)) for pk, lex in lexical.items() if lex > 0]
-        return sorted(found, key=lambda m: (-m[1], m[0].int))  # ties: the id (as its text sorts)
+        ids = list(lexical)
+        lex = np.fromiter(lexical.values(), dtype=np.float64, count=len(ids))
+        no_skill = np.full(len(ids), -1, dtype=np.int64)
+        return _ranked(ids, _percent(lex), lex, no_skill, lex > 0)
     index = vectors.index()
-    near = index.nearest(query, depth)
-    cosines = {pk: cos for pk, cos in near if cos >= FLOOR - LEX_WEIGHT}
+    near = index.candidates(query, depth, floor=FLOOR - LEX_WEIGHT)
     # The nearest agents the filters keep and the best having every telling word, one query.
-    lexical = _lexical(text, agents, cosines, LEXICAL_CANDIDATES)
-    kept_near = sum(1 for pk in cosines if pk in lexical)
-    if len(near) >= depth and kept_near < len(cosines) / 2:
+    lexical = _lexical(text, agents, near, LEXICAL_CANDIDATES)
+    kept_near = sum(1 for pk in near if pk in lexical)
+    if len(near) >= depth and kept_near < len(near) / 2:
         # The filters left out most of the nearest agents: look at every agent they keep, if
         # they are few enough for an exact scan.
         narrowed = list(agents.values_list("pk", flat=True)[: SCAN_MAX + 1])
@@ -260,22 +371,18 @@ def _scored(text: str, agents: QuerySet[Agent], *, depth: int) -> list[Match]:
             if extra:
                 lexical.update(_lexical(text, agents, extra, 0))
     refs = hubs.references() if HUB_WEIGHT or ROW_HUB_WEIGHT else None
-    matches = index.matches(query, lexical, refs, row_weight=ROW_HUB_WEIGHT, center=HUB_CENTER)
-    kept: list[tuple[int, float, uuid.UUID, int]] = []
-    for pk, lex in lexical.items():
-        match = matches.get(pk)
-        if match is None:  # no vector yet (not embedded): judged by its words alone
-            if lex > 0:
-                kept.append((_calibrated(lex, False), lex, pk, -1))
-            continue
-        cos, skill, hub = match
-        fused = _fuse(cos - HUB_WEIGHT * (hub - HUB_CENTER), lex)
-        # The floor drops noise, never an agent that has every telling word of the need: where
-        # words are shared, the lexical side still finds it (ranked by its score, low or not).
-        if fused >= FLOOR or lex >= 1.0:
-            kept.append((_calibrated(fused, True), fused, pk, skill))
-    kept.sort(key=lambda item: (-item[0], -item[1], item[2].int))
-    return [Match(pk, score, skill) for score, _, pk, skill in kept]
+    ids = list(lexical)
+    lex = np.fromiter(lexical.values(), dtype=np.float64, count=len(ids))
+    cos, skill, hub, has = index.scores(
+        query, ids, refs, row_weight=ROW_HUB_WEIGHT, center=HUB_CENTER
+    )
+    # An agent without a vector yet (not embedded) is judged by its words alone.
+    fused = np.where(has, (cos - HUB_WEIGHT * (hub - HUB_CENTER)) + LEX_WEIGHT * lex, lex)
+    scores = np.where(has, _calibrated(fused), _percent(lex))
+    # The floor drops noise, never an agent that has every telling word of the need: where
+    # words are shared, the lexical side still finds it (ranked by its score, low or not).
+    kept = np.where(has, (fused >= FLOOR) | (lex >= 1.0), lex > 0)
+    return _ranked(ids, scores, fused, np.where(has, skill, -1), kept)
 
 
 def _named(found: list[Match]) -> list[Match]:
@@ -284,12 +391,12 @@ def _named(found: list[Match]) -> list[Match]:
     if not wanted:
         return found
     names: dict[uuid.UUID, list[str]] = {}
-    if _postgres():  # one array parameter (see _id_array), no queryset to build
+    if _postgres():  # one array parameter (see uuid_array), no queryset to build
         with connection.cursor() as cursor:
             cursor.execute(
                 "SELECT agent_id, name, skill_id FROM cards_skill"
                 " WHERE agent_id = ANY(%s::uuid[]) ORDER BY agent_id, position",
-                [_id_array(wanted)],
+                [uuid_array(wanted)],
             )
             rows = cursor.fetchall()
     else:
@@ -320,10 +427,10 @@ def rank(
     """The agents of ``agents`` serving ``text``, best first, from ``offset``, at most
     ``limit``: every one above the noise floor, or scoring at least ``min_score``."""
     depth = max(NEAREST_MIN, 3 * (offset + limit))
-    found = [m for m in _scored(text, agents, depth=depth) if m[1] >= min_score]
-    return _named(found[offset : offset + limit])
+    return _named(_scored(text, agents, depth=depth).page(min_score, offset, limit))
 
 
 def matched_ids(text: str, agents: QuerySet[Agent], *, min_score: int = 0) -> list[uuid.UUID]:
     """Every agent of ``agents`` that :func:`rank` would list (for facet counts)."""
-    return [m[0] for m in _scored(text, agents, depth=NEAREST_ALL) if m[1] >= min_score]
+    ranked = _scored(text, agents, depth=NEAREST_ALL)
+    return [ranked.ids[i] for i in ranked.listed(min_score).tolist()]
