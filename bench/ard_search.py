@@ -123,7 +123,10 @@ def main() -> None:
     server = read_load.start_server(args)
     runs: dict[str, list[dict[str, Any]]] = {"one": [], "many": []}
     try:
-        read_load.wrk(args.port, bodies_file, script, 1, 3)  # warm: model, index, connections
+        # Warm every worker (model, index, references, connections): one keep-alive
+        # connection lands on one worker only, so the many connections warm the others.
+        read_load.wrk(args.port, bodies_file, script, 1, 3)
+        read_load.wrk(args.port, bodies_file, script, args.connections, 5)
         pids, pg = read_load.server_pids(server.pid), read_load.postgres_pids()
 
         def run(connections: int) -> dict[str, Any]:
