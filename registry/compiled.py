@@ -39,10 +39,18 @@ def uuid_array(ids: Iterable[uuid.UUID]) -> str:
     return "{" + ",".join(pk.hex for pk in ids) + "}"
 
 
+def among(rows: QuerySet[M], ids: Any) -> QuerySet[M]:
+    """``rows`` whose primary key is one of ``ids``, given as one array parameter
+    (:func:`uuid_array`; PostgreSQL): in a :class:`Compiled` query, ``ids`` is a
+    :class:`UUIDArray` parameter."""
+    meta = rows.model._meta
+    column = f'"{meta.db_table}"."{meta.pk.column}"'
+    return rows.extra(where=[f"{column} = ANY(%s::uuid[])"], params=[uuid_array(ids)])  # noqa: S610
+
+
 class UUIDArray:
     """A parameter holding many UUIDs, passed as one array literal (:func:`uuid_array`): the
-    queryset puts ``uuid_array(value)`` where it compares, e.g.
-    ``.extra(where=["cards_agent.id = ANY(%s::uuid[])"], params=[uuid_array(ids)])``."""
+    queryset compares with ``uuid_array(value)``, as :func:`among` does."""
 
     is_relation = False
 

@@ -14,7 +14,7 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from cards.models import Agent, CrawlAttempt
-from registry.compiled import OneRow, Rows, UUIDArray, uuid_array
+from registry.compiled import OneRow, Rows, UUIDArray, among, uuid_array
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -98,16 +98,7 @@ def test_rows_by_an_id_array_give_what_the_orm_gives() -> None:
         for i in range(4)
     ]
     columns = ("id", "name", "tags", "updated_at")
-    read = Rows(
-        lambda ids: (
-            Agent.objects.extra(  # noqa: S610 - bound parameter
-                where=['"cards_agent"."id" = ANY(%s::uuid[])'], params=[uuid_array(ids)]
-            )
-            .only(*columns)
-            .order_by()
-        ),
-        ids=UUIDArray(),
-    )
+    read = Rows(lambda ids: among(Agent.objects.only(*columns), ids).order_by(), ids=UUIDArray())
     for wanted in ([agents[0].pk], [a.pk for a in agents[1:]], [uuid.uuid4(), agents[2].pk], []):
         got = {row.pk: row for row in read.all(ids=wanted)}
         expected = {row.pk: row for row in Agent.objects.filter(pk__in=wanted).only(*columns)}

@@ -11,6 +11,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+from django.db import connection
 from django.db.models import QuerySet
 
 from cards.models import Agent
@@ -18,6 +19,7 @@ from cards.reads import gate
 from cards.reads.gate import Viewer
 from cards.rendering.documents import BASE, moderation_section
 from cards.rendering.store import DOC_FORMAT, agent_render
+from registry.compiled import Compiled, UUIDArray, among
 
 _BASE_BYTES = BASE.encode()
 
@@ -71,22 +73,30 @@ def summaries(ids: Sequence[Any], docs: dict[Any, tuple[str, int]]) -> list[str]
     return [docs[pk][0] for pk in ids]
 
 
-def ranked_summaries(found: Sequence[tuple[Any, int]]) -> list[tuple[str, int]]:
-    """The stored summaries of ranked agents (``(id, score)``, best first), in that order, each
-    with its score; an agent gone meanwhile is left out."""
-    ids = [pk for pk, _ in found]
-    rows = Agent.objects.filter(pk__in=ids).values_list("pk", "summary_doc", "doc_format")
-    docs = {pk: (doc, fmt) for pk, doc, fmt in rows}
-    kept = [(pk, score) for pk, score in found if pk in docs]
-    texts = summaries([pk for pk, _ in kept], docs)
-    return [(text, score) for text, (_, score) in zip(texts, kept, strict=True)]
+_STORED: Compiled | None = None
+
+
+def _stored_by_ids() -> Compiled:
+    """(id, summary, its format) of the agents of a ``UUIDArray`` of ids (PostgreSQL)."""
+    global _STORED
+    if _STORED is None:
+        _STORED = Compiled(
+            lambda ids: among(Agent.objects.order_by(), ids).values_list(
+                "pk", "summary_doc", "doc_format"
+            ),
+            ids=UUIDArray(),
+        )
+    return _STORED
 
 
 def ranked_documents(found: Sequence[Any]) -> list[tuple[str, Any]]:
     """The stored summaries of ranked agents (entries whose first item is the id, best first),
     in that order, each with its entry; an agent gone meanwhile is left out."""
     ids = [entry[0] for entry in found]
-    rows = Agent.objects.filter(pk__in=ids).values_list("pk", "summary_doc", "doc_format")
+    if connection.vendor == "postgresql":  # SQL compiled once, the ids as one array
+        rows: Any = _stored_by_ids().all(ids=ids) if ids else []
+    else:
+        rows = Agent.objects.filter(pk__in=ids).values_list("pk", "summary_doc", "doc_format")
     docs = {pk: (doc, fmt) for pk, doc, fmt in rows}
     kept = [entry for entry in found if entry[0] in docs]
     texts = summaries([entry[0] for entry in kept], docs)

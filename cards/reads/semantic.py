@@ -41,7 +41,7 @@ from django.db.models.expressions import RawSQL
 
 from cards.embedding import hubs, model, vectors
 from cards.models import Agent, Skill
-from registry.compiled import uuid_array
+from registry.compiled import among, uuid_array
 
 # Chosen on the tuning halves of bench/queries/ (docs/search.md, "Quality"); never on held-out.
 FLOOR = 0.12  # fused similarity under which an agent is noise (nearest-neighbour candidates too)
@@ -128,9 +128,7 @@ def _among(agents: QuerySet[Agent], ids: list[uuid.UUID]) -> QuerySet[Agent]:
     PostgreSQL)."""
     if not _postgres():
         return agents.filter(pk__in=ids)
-    return agents.extra(  # noqa: S610 - bound parameter
-        where=["cards_agent.id = ANY(%s::uuid[])"], params=[uuid_array(ids)]
-    )
+    return among(agents, ids)
 
 
 def _words(text: str) -> list[str]:

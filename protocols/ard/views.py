@@ -21,7 +21,7 @@ from cards.reads import gate, paging, params, semantic
 from cards.reads.documents import base_of
 from protocols.ard import entries, facets, federation, filters, listing, requests
 from protocols.ard.errors import ArdError, invalid
-from registry.compiled import Rows, UUIDArray, uuid_array
+from registry.compiled import Rows, UUIDArray, among
 from registry.errors import ProblemError, path_problem, query_string_problem
 
 log = logging.getLogger(__name__)
@@ -95,14 +95,7 @@ def _matched(viewer: gate.Viewer, terms: dict[str, list[str]]) -> QuerySet[Agent
 
 # A page's rows by their ids, compiled once per thread (registry/compiled.py), PostgreSQL.
 _PAGE = Rows(
-    lambda ids: (
-        Agent.objects.extra(  # noqa: S610 - one bound array parameter
-            where=['"cards_agent"."id" = ANY(%s::uuid[])'], params=[uuid_array(ids)]
-        )
-        .only(*entries.COLUMNS)
-        .order_by()
-    ),
-    ids=UUIDArray(),
+    lambda ids: among(Agent.objects.only(*entries.COLUMNS), ids).order_by(), ids=UUIDArray()
 )
 
 
