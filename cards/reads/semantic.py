@@ -188,8 +188,7 @@ def _lexical_queryset(
     agents: QuerySet[Agent], terms: list[str], wanted: list[uuid.UUID], limit: int, *, every: bool
 ) -> dict[uuid.UUID, float]:
     """:func:`_lexical` on PostgreSQL built by Django (``agents`` with joins or annotations)."""
-    share = " + ".join(["(cards_agent.search_vector @@ %s::tsquery)::int"] * len(terms))
-    lex = RawSQL(f"({share})::float / {len(terms)}", terms)
+    lex = RawSQL(_share_sql(len(terms)), terms)
     parts = []
     if wanted:
         parts.append(_among(agents, wanted).annotate(lex=lex).order_by())
