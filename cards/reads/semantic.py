@@ -41,6 +41,7 @@ from django.db.models.expressions import RawSQL
 
 from cards.embedding import hubs, model, vectors
 from cards.models import Agent, Skill
+from cards.reads.request_frame import need_of
 from registry.compiled import among, uuid_array
 
 # Chosen on the tuning halves of bench/queries/ (docs/search.md, "Quality"); never on held-out.
@@ -346,7 +347,7 @@ def _scored(text: str, agents: QuerySet[Agent], *, depth: int) -> _Ranked:
     text = " ".join(text.split())
     if not text:
         return _NONE
-    query = _query_vector(text)
+    query = _query_vector(need_of(text))
     if query is None:
         lexical = _lexical(text, agents, None, max(depth, LEXICAL_CANDIDATES), every=False)
         ids = list(lexical)

@@ -1,0 +1,48 @@
+"""The words around a need that ask for an agent, not for anything the agent does.
+
+People and orchestrators wrap a need in a request: "Find an agent that tells my bot when a
+cyclone is coming", "can you bargain the seller down…", "a bot that repeats back whatever I
+type". The frame ("find an agent that", "can you", "a bot that") is the same whatever is
+asked, and the model embeds it with the rest: it pulls the need's vector towards every card
+that calls itself an agent or a bot, away from the one that serves the need. The lexical side
+already leaves such words out (``semantic._GENERIC``); :func:`need_of` takes the frame off the
+text the model reads.
+
+Only a frame at the start is taken, once, and only when at least two words remain: "show me
+what sneakers this store carries" keeps its words (no agent noun follows "show me"), and a
+need that is nothing but a frame is embedded as it was written.
+"""
+
+from __future__ import annotations
+
+import re
+
+# What the request asks for, rather than what it needs done.
+_PROVIDER = (
+    r"(?:agents?|bots?|tools?|services?|assistants?|ai|apis?"
+    r"|something|someone|anything|anyone)"
+)
+# An optional greeting, then either a request addressed to the agent ("can you", "help me")
+# or one naming a provider ("find me an agent that", "is there a bot to", "a tool which can").
+_FRAME = re.compile(
+    r"^(?:(?:please|hey|hi|hello|ok|okay)\b[\s,!]*)?"
+    r"(?:"
+    r"(?:can|could|would|will) you (?:please )?"
+    r"|i(?:'d| would) like (?:you )?to "
+    r"|i (?:need|want) (?:you )?to "
+    r"|help me (?:to )?"
+    r"|(?:(?:please )?(?:find|get|show|give|recommend|suggest) (?:me )?"
+    r"|is there |are there |(?:i|we) (?:need|want) "
+    r"|(?:i'm|i am|we're|we are) looking for |looking for )?"
+    r"(?:an? |some |any )?" + _PROVIDER + r" (?:that|which|who|to|for|able to)"
+    r"(?: (?:can|could|will|would))? "
+    r")",
+    re.IGNORECASE,
+)
+
+
+def need_of(text: str) -> str:
+    """``text`` without a leading request frame (the text itself when nothing, or fewer than
+    two words, would remain)."""
+    stripped = _FRAME.sub("", text.strip(), count=1).strip()
+    return stripped if len(stripped.split()) >= 2 else text
