@@ -62,6 +62,26 @@ def load_agents() -> dict[Any, str]:
     return labels
 
 
+def open_database(url: str) -> None:
+    """Django on the quality database ``url`` (made when missing); the corpus must be here."""
+    if not CORPUS.is_dir():
+        raise SystemExit(f"{CORPUS} is absent: the corpus is only on the project's machines")
+    ensure_database(url)
+    setup_django(url)
+
+
+def agent_labels(skip_load: bool) -> dict[Any, str]:
+    """Agent id -> label of the agents loaded before (``skip_load``), or of those loaded now."""
+    if not skip_load:
+        return load_agents()
+    from cards.models import Agent
+
+    return {
+        pk: url.split("//")[1].split(".quality")[0].replace("demo-", "demo/", 1)
+        for pk, url in Agent.objects.values_list("pk", "card_url")
+    }
+
+
 def lexical_top(text: str, limit: int) -> list[Any]:
     from cards.reads import gate
     from cards.reads.search import text_filter
@@ -220,26 +240,15 @@ def main() -> None:
         help="Embed every agent again in this many shuffled orders and report the means.",
     )
     args = parser.parse_args()
-    if not CORPUS.is_dir():
-        raise SystemExit(f"{CORPUS} is absent: the corpus is only on the project's machines")
-    ensure_database(args.database_url)
-    setup_django(args.database_url)
+    open_database(args.database_url)
 
     from django.conf import settings
 
     from cards.embedding import model, store, vectors
-    from cards.models import Agent
     from cards.reads import gate, semantic
     from protocols.ard import filters
 
-    if args.skip_load:
-        labels = dict(Agent.objects.values_list("pk", "card_url"))
-        labels = {
-            pk: url.split("//")[1].split(".quality")[0].replace("demo-", "demo/", 1)
-            for pk, url in labels.items()
-        }
-    else:
-        labels = load_agents()
+    labels = agent_labels(args.skip_load)
     started = time.monotonic()
     written = store.reembed_all(force=not args.skip_load)
     print(f"{len(labels)} agents loaded, {written} embedded in {time.monotonic() - started:.1f} s")
