@@ -3,7 +3,8 @@
 No need shares more than one stemmed content word with any card graded for it; near-miss
 negatives share words with some card but no card serves them. strict.json keeps a tuning and a
 held-out half of every kind; strict2.json, written later because the first tuning half was
-saturated, is a tuning set only.
+saturated, is a tuning set only; strict3.json is a held-out set only, written blind after the
+ranking constants were chosen.
 """
 
 from __future__ import annotations
@@ -112,5 +113,15 @@ def test_strict2_is_a_tuning_set() -> None:
     assert {item["split"] for item in data["queries"] + data["negative"]} == {"tuning"}
     kinds = Counter(item["kind"] for item in data["queries"])
     assert kinds["words"] >= 45 and kinds["shape"] >= 3, kinds
+    assert all(item.get("filter") for item in data["queries"] if item["kind"] == "shape")
+    assert len(data["negative"]) >= 12
+
+
+def test_strict3_is_held_out() -> None:
+    data = _needs(QUERIES / "strict3.json")
+    assert data["graded"] and data["corpus_only"]
+    assert {item["split"] for item in data["queries"] + data["negative"]} == {"heldout"}
+    kinds = Counter(item["kind"] for item in data["queries"])
+    assert kinds["words"] >= 40 and kinds["shape"] >= 4, kinds
     assert all(item.get("filter") for item in data["queries"] if item["kind"] == "shape")
     assert len(data["negative"]) >= 12
