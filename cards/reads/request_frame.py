@@ -17,10 +17,27 @@ from __future__ import annotations
 
 import re
 
-# What the request asks for, rather than what it needs done.
+# What the request asks for, rather than what it needs done: a provider named by a noun ("an
+# agent", "bots") or by a pronoun ("something", "anyone").
+_NOUN = r"(?:agents?|bots?|tools?|services?|assistants?|ai|apis?)"
+_PRONOUN = r"(?:something|someone|anything|anyone)"
+_RELATIVE = r"(?:that|which|who)"
+_PURPOSE = r"(?:to|for|able to)"
+_ARTICLE = r"(?:an?|some|any) "
+_ASKING = (
+    r"(?:(?:please )?(?:find|get|show|give|recommend|suggest) (?:me )?"
+    r"|is there |are there |(?:i|we) (?:need|want) "
+    r"|(?:i'm|i am|we're|we are) looking for |looking for )"
+)
+# The provider and what links it to the need. A bare noun followed by "to" or "for" is the
+# need's own topic ("agent to agent payments", "tools for data cleaning"), not a request: it
+# counts only after an article or a request ("find agents for …", "a bot to …").
 _PROVIDER = (
-    r"(?:agents?|bots?|tools?|services?|assistants?|ai|apis?"
-    r"|something|someone|anything|anyone)"
+    rf"(?:{_ASKING}(?:{_ARTICLE})?(?:{_NOUN}|{_PRONOUN}) (?:{_RELATIVE}|{_PURPOSE})"
+    rf"|{_ARTICLE}{_NOUN} (?:{_RELATIVE}|{_PURPOSE})"
+    rf"|{_NOUN} {_RELATIVE}"
+    rf"|{_PRONOUN} (?:{_RELATIVE}|{_PURPOSE}))"
+    r"(?: (?:can|could|will|would))? "
 )
 # An optional greeting, then either a request addressed to the agent ("can you", "help me")
 # or one naming a provider ("find me an agent that", "is there a bot to", "a tool which can").
@@ -31,12 +48,7 @@ _FRAME = re.compile(
     r"|i(?:'d| would) like (?:you )?to "
     r"|i (?:need|want) (?:you )?to "
     r"|help me (?:to )?"
-    r"|(?:(?:please )?(?:find|get|show|give|recommend|suggest) (?:me )?"
-    r"|is there |are there |(?:i|we) (?:need|want) "
-    r"|(?:i'm|i am|we're|we are) looking for |looking for )?"
-    r"(?:an? |some |any )?" + _PROVIDER + r" (?:that|which|who|to|for|able to)"
-    r"(?: (?:can|could|will|would))? "
-    r")",
+    r"|" + _PROVIDER + r")",
     re.IGNORECASE,
 )
 

@@ -22,6 +22,9 @@ DEMO = Path(__file__).resolve().parent.parent.parent / "cards" / "demo"
             "tells my bot when a storm is coming",
         ),
         ("find me a bot to plan my trip", "plan my trip"),
+        ("find agents for data cleaning", "data cleaning"),
+        ("bots that trade crypto for me", "trade crypto for me"),
+        ("something to make my kid laugh", "make my kid laugh"),
         ("Is there a service which can convert euros to yen?", "convert euros to yen?"),
         ("I need an agent that books tables", "books tables"),
         ("we're looking for a tool for invoice extraction", "invoice extraction"),
@@ -47,6 +50,8 @@ def test_the_frame_is_taken_off(asked: str, need: str) -> None:
         "a bot that sings",  # one word would remain
         "the bot that broke production: who wrote it",  # a bot named, not asked for
         "tell me whether a bot that trades can be trusted",  # the frame only counts first
+        "agent to agent payments with receipts",  # a bare noun before "to" is the topic
+        "tools for data cleaning",
         "",
     ],
 )
