@@ -98,6 +98,22 @@ def test_a_paraphrased_need_finds_the_agent(registry: dict[str, Agent]) -> None:
 
 
 @needs_model
+def test_a_framed_need_ranks_as_the_bare_need(registry: dict[str, Agent]) -> None:
+    """A request frame ("is there an agent which can …", cards/reads/request_frame.py) changes
+    neither the order nor the scores, and the lexical side (which already leaves such words
+    out) agrees."""
+    agents = gate.agents(include_gone=False)
+    for bare in ("will it rain in Porto this weekend", "who would win, a lion or a tiger"):
+        plain = [m.why() | {"id": m.id} for m in semantic.rank(bare, agents, limit=5)]
+        asked = [
+            m.why() | {"id": m.id}
+            for m in semantic.rank(f"Is there an agent which can say {bare}", agents, limit=5)
+        ]
+        said = [m.why() | {"id": m.id} for m in semantic.rank(f"say {bare}", agents, limit=5)]
+        assert asked == said and said[0]["id"] == plain[0]["id"]
+
+
+@needs_model
 def test_a_need_no_agent_serves_has_no_confident_result(registry: dict[str, Agent]) -> None:
     """Recall first: weak matches may be listed, but none is confident, and min_score=50 (what
     a caller wanting silence passes) returns nothing."""

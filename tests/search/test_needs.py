@@ -107,21 +107,17 @@ def test_strict_keeps_both_halves_of_every_kind() -> None:
     assert {item["split"] for item in data["negative"]} == {"tuning", "heldout"}
 
 
-def test_strict2_is_a_tuning_set() -> None:
-    data = _needs(QUERIES / "strict2.json")
+@pytest.mark.parametrize(
+    ("name", "split", "words", "shapes"),
+    [("strict2.json", "tuning", 45, 3), ("strict3.json", "heldout", 40, 4)],
+    ids=["strict2 is a tuning set", "strict3 is held out"],
+)
+def test_a_set_of_one_split(name: str, split: str, words: int, shapes: int) -> None:
+    """strict2.json is for tuning only; strict3.json, written blind, is held out only."""
+    data = _needs(QUERIES / name)
     assert data["graded"] and data["corpus_only"]
-    assert {item["split"] for item in data["queries"] + data["negative"]} == {"tuning"}
+    assert {item["split"] for item in data["queries"] + data["negative"]} == {split}
     kinds = Counter(item["kind"] for item in data["queries"])
-    assert kinds["words"] >= 45 and kinds["shape"] >= 3, kinds
-    assert all(item.get("filter") for item in data["queries"] if item["kind"] == "shape")
-    assert len(data["negative"]) >= 12
-
-
-def test_strict3_is_held_out() -> None:
-    data = _needs(QUERIES / "strict3.json")
-    assert data["graded"] and data["corpus_only"]
-    assert {item["split"] for item in data["queries"] + data["negative"]} == {"heldout"}
-    kinds = Counter(item["kind"] for item in data["queries"])
-    assert kinds["words"] >= 40 and kinds["shape"] >= 4, kinds
+    assert kinds["words"] >= words and kinds["shape"] >= shapes, kinds
     assert all(item.get("filter") for item in data["queries"] if item["kind"] == "shape")
     assert len(data["negative"]) >= 12

@@ -1,17 +1,11 @@
-"""The request frame around a need ("find an agent that …") is not what the model ranks by."""
+"""The request frame around a need ("find an agent that …") is not what the model ranks by
+(ranked with the model: tests/test_semantic.py)."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
-from cards.embedding import model, store, vectors
-from cards.reads import gate, semantic
 from cards.reads.request_frame import need_of
-from tests.factories import agent_from_card
-
-DEMO = Path(__file__).resolve().parent.parent.parent / "cards" / "demo"
 
 
 @pytest.mark.parametrize(
@@ -34,6 +28,11 @@ DEMO = Path(__file__).resolve().parent.parent.parent / "cards" / "demo"
         ("help me word a polite note", "word a polite note"),
         ("I'd like you to summarise this report", "summarise this report"),
         ("hey, an assistant able to draft tweets", "draft tweets"),
+    ]
+    + [
+        (f"{frame} tells me {bare}", f"tells me {bare}")
+        for frame in ("Find an agent that", "a bot that")
+        for bare in ("will it rain in Porto this weekend", "who would win, a lion or a tiger")
     ],
 )
 def test_the_frame_is_taken_off(asked: str, need: str) -> None:
@@ -57,33 +56,3 @@ def test_the_frame_is_taken_off(asked: str, need: str) -> None:
 )
 def test_a_need_without_a_frame_is_kept_whole(asked: str) -> None:
     assert need_of(asked) == asked
-
-
-@pytest.mark.django_db
-@pytest.mark.skipif(not model.available(), reason="the embedding model package is not installed")
-def test_a_framed_need_ranks_as_the_bare_need(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """The frame changes neither the order nor the scores, and the lexical side (which already
-    leaves such words out) agrees."""
-    monkeypatch.setattr(vectors, "_directory", lambda: tmp_path / "index")
-    vectors.reset()
-    ids = [
-        agent_from_card(
-            path.read_bytes(), url=f"https://{path.stem}.demo.example/.well-known/agent-card.json"
-        ).pk
-        for path in sorted(DEMO.glob("*.json"))
-    ]
-    store.embed_agents(ids)
-    agents = gate.agents(include_gone=False)
-    for bare in ("will it rain in Porto this weekend", "who would win, a lion or a tiger"):
-        plain = [m.why() | {"id": m.id} for m in semantic.rank(bare, agents, limit=5)]
-        for framed in (f"Find an agent that tells me {bare}", f"a bot that tells me {bare}"):
-            assert need_of(framed) == f"tells me {bare}"
-        asked = [
-            m.why() | {"id": m.id}
-            for m in semantic.rank(f"Is there an agent which can say {bare}", agents, limit=5)
-        ]
-        said = [m.why() | {"id": m.id} for m in semantic.rank(f"say {bare}", agents, limit=5)]
-        assert asked == said and said[0]["id"] == plain[0]["id"]
-    vectors.reset()
