@@ -81,6 +81,11 @@ def test_text_of_an_agent_leaves_out_payload_examples() -> None:
         "Who wins.",
         "Lion or tiger?",
     ]
+    # A skill's own text keeps each example once too: a repeat would weigh it twice in the mean.
+    skill = texts.skill_text(
+        "Fight", "Who wins.", ["Lion or tiger?", '{"a": 1}', " Lion  or tiger? ", "Bear?"], ["zoo"]
+    )
+    assert skill.splitlines() == ["Fight", "Who wins.", "Lion or tiger?", "Bear?", "zoo"]
 
 
 @needs_model

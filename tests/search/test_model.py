@@ -98,7 +98,9 @@ def test_first_run_converts_in_one_log_line(
     said = [r for r in caplog.records if r.levelno >= logging.INFO]
     assert len(said) == 1, [r.getMessage() for r in said]
     assert "converted all-MiniLM-L6-v2 to ONNX int8" in said[0].getMessage()
-    assert fresh_model.model_id() == f"all-MiniLM-L6-v2/onnx-int8/{max_tokens}/skills1/alone"
+    assert fresh_model.model_id() == (
+        f"all-MiniLM-L6-v2/onnx-int8-c{fresh_model.CONVERSION}/{max_tokens}/skills1/alone"
+    )
     assert list(Path(settings.REGISTRY_EMBEDDING_DIR).glob("*.onnx"))
     # The int8 vectors match the reference (PyTorch fp32 through sentence-transformers).
     cosines = _cosines(vectors, reference)

@@ -1,0 +1,171 @@
+"""Where the embedding model's time goes, and what the fused add & norm would cost.
+
+    .venv/bin/python bench/model_ops.py --agents 200 --rounds 3
+
+Runs the shipped int8 graph (``cards/embedding/model.py``) over the texts of ``--agents``
+synthetic agents (``bench/synth.py``, composed by ``cards/embedding/texts.py`` as at ingest:
+the whole text and one per skill), each text alone, one thread, as the worker does. Prints the
+texts/s of CPU and the ms of CPU per agent, alternating each round with the same graph whose
+add & norm is fused back into ONNX Runtime's SkipLayerNormalization (the form shipped before
+conversion 3), the cosine between the two forms' vectors, then an ONNX Runtime profile of the
+shipped graph: each operator's share of the kernel time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench import synth  # noqa: E402
+from bench._common import setup_django  # noqa: E402
+
+
+def agent_texts(count: int, seed: int) -> list[list[str]]:
+    from cards.embedding.texts import compose, skill_text
+
+    out = []
+    for index in range(count):
+        card = synth.make_card(seed, index)
+        skills = [s for s in card.get("skills", []) if isinstance(s, dict)]
+        parts = [(s.get("name", ""), s.get("description", ""), s.get("examples")) for s in skills]
+        whole = compose(
+            name=card["name"], description=card.get("description", ""), ard_entry=None,
+            skills=parts,
+        )  # fmt: skip
+        own = [skill_text(*part, s.get("tags")) for part, s in zip(parts, skills, strict=True)]
+        out.append([whole, *own[:16]])
+    return out
+
+
+def fused(path: Path, target: Path) -> None:
+    """The graph at ``path`` with each Add, Add, LayerNormalization chain written as one
+    SkipLayerNormalization (input, skip, gamma, beta, bias), saved to ``target``."""
+    import onnx
+    from onnx import helper
+
+    from cards.embedding.graph import MS
+
+    model = onnx.load(str(path))
+    graph = model.graph
+    producer = {out: node for node in graph.node for out in node.output}
+    dropped: set[str] = set()
+    nodes = []
+    for node in graph.node:
+        if node.op_type != "LayerNormalization":
+            nodes.append(node)
+            continue
+        biased = producer.get(node.input[0])
+        summed = producer.get(biased.input[0]) if biased is not None else None
+        if biased is None or summed is None:
+            nodes.append(node)
+            continue
+        eps = next(a.f for a in node.attribute if a.name == "epsilon")
+        dropped.update({biased.name, summed.name})
+        inputs = [*summed.input, node.input[1], node.input[2], biased.input[1]]
+        nodes.append(
+            helper.make_node(
+                "SkipLayerNormalization",
+                inputs,
+                list(node.output),
+                name=node.name,
+                domain=MS,
+                epsilon=eps,
+            )  # fmt: skip
+        )
+    kept = [node for node in nodes if node.name not in dropped]
+    del graph.node[:]
+    graph.node.extend(kept)
+    onnx.save(model, str(target))
+
+
+def session(path: Path, profile: bool = False, disabled: list[str] | None = None) -> Any:
+    import onnxruntime
+
+    options = onnxruntime.SessionOptions()
+    options.intra_op_num_threads = 1
+    options.inter_op_num_threads = 1
+    options.enable_profiling = profile
+    return onnxruntime.InferenceSession(
+        str(path), options, providers=["CPUExecutionProvider"], disabled_optimizers=disabled or []
+    )
+
+
+def run(sess: Any, encodings: list[Any]) -> tuple[np.ndarray, float]:
+    from cards.embedding import model
+
+    out = np.empty((len(encodings), model.DIM), dtype=np.float32)
+    started = time.process_time()
+    for row, encoding in enumerate(encodings):
+        ids = np.asarray([encoding.ids], dtype=np.int64)
+        mask = np.ones_like(ids)
+        out[row] = model._pool(sess.run(None, {"input_ids": ids, "attention_mask": mask})[0], mask)
+    return out, time.process_time() - started
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--agents", type=int, default=200)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--seed", type=int, default=7)
+    args = parser.parse_args()
+    setup_django("sqlite:///:memory:")
+    from cards.embedding import graph, model
+
+    shipped = model._onnx_file()
+    agents = agent_texts(args.agents, args.seed)
+    texts = [text for agent in agents for text in agent]
+    encodings = model._tokenizer().encode_batch(texts)
+    tokens = statistics.mean(len(e.ids) for e in encodings)
+    print(f"{len(texts)} texts of {len(agents)} agents, {tokens:.1f} tokens a text")
+    with tempfile.TemporaryDirectory() as scratch:
+        old = Path(scratch) / "fused.onnx"
+        fused(shipped, old)
+        forms = {
+            "shipped (Add, Add, LayerNormalization)": session(shipped, disabled=graph.UNFUSED),
+            "fused (SkipLayerNormalization)": session(old),
+        }
+        seen: dict[str, list[float]] = {name: [] for name in forms}
+        vectors: dict[str, np.ndarray] = {}
+        for sess in forms.values():
+            run(sess, encodings[:50])  # warm
+        for _ in range(args.rounds):
+            for name, sess in forms.items():
+                vectors[name], cpu = run(sess, encodings)
+                seen[name].append(cpu)
+    for name, cpus in seen.items():
+        rates = ", ".join(f"{len(texts) / cpu:.0f}" for cpu in cpus)
+        per_agent = statistics.median(cpus) * 1000 / len(agents)
+        print(f"{name}: texts/s of CPU {rates}; median {per_agent:.1f} ms of CPU an agent")
+    a, b = vectors.values()
+    cosines = (a * b).sum(axis=1)
+    print(f"cosine between the forms: mean {cosines.mean():.5f}, min {cosines.min():.5f}")
+
+    sess = session(shipped, profile=True, disabled=graph.UNFUSED)
+    run(sess, encodings)
+    trace = sess.end_profiling()
+    events = json.loads(Path(trace).read_text())
+    os.remove(trace)
+    spent: Counter[str] = Counter()
+    for event in events:
+        if event.get("cat") == "Node" and event["name"].endswith("_kernel_time"):
+            spent[event["args"]["op_name"]] += event["dur"]
+    total = sum(spent.values())
+    print(f"profile of the shipped graph: {total / len(texts):.0f} us of kernels a text")
+    for op, us in spent.most_common():
+        print(f"  {op:28} {100 * us / total:5.1f}%  {us / len(texts):7.0f} us a text")
+
+
+if __name__ == "__main__":
+    main()
