@@ -275,6 +275,7 @@ def peer_venv(backend: Path, venv: Path) -> Path:
         for package in lock["package"]
         if "registry" in package.get("source", {})
     ]
+    venv.parent.mkdir(parents=True, exist_ok=True)  # a fresh machine has no such directory
     constraints = venv.parent / (venv.name + "-constraints.txt")
     constraints.write_text("\n".join(pins) + "\n")
     project = tomllib.loads((backend / "pyproject.toml").read_text())["project"]
