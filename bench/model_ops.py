@@ -82,7 +82,7 @@ def fused(path: Path, target: Path) -> None:
                 name=node.name,
                 domain=MS,
                 epsilon=eps,
-            )  # fmt: skip
+            )
         )
     kept = [node for node in nodes if node.name not in dropped]
     del graph.node[:]

@@ -160,18 +160,28 @@ def _pool(states: np.ndarray, mask: np.ndarray) -> np.ndarray:
     return (vectors / np.maximum(norms, 1e-12)).astype(np.float32)
 
 
+def session_options() -> Any:
+    """ONNX Runtime's options for the model's session (one thread unless configured)."""
+    import onnxruntime
+
+    options = onnxruntime.SessionOptions()
+    options.intra_op_num_threads = settings.REGISTRY_EMBEDDING_THREADS
+    options.inter_op_num_threads = 1
+    options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_ENABLE_ALL
+    return options
+
+
 class _OnnxRunner:
     def __init__(self, path: Path) -> None:
         import onnxruntime
 
-        options = onnxruntime.SessionOptions()
-        options.intra_op_num_threads = settings.REGISTRY_EMBEDDING_THREADS
-        options.inter_op_num_threads = 1
-        options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_ENABLE_ALL
         from cards.embedding.graph import UNFUSED
 
         self.session = onnxruntime.InferenceSession(
-            str(path), options, providers=["CPUExecutionProvider"], disabled_optimizers=UNFUSED
+            str(path),
+            session_options(),
+            providers=["CPUExecutionProvider"],
+            disabled_optimizers=UNFUSED,
         )
         self.tokenizer = _tokenizer()
 

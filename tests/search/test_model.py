@@ -135,6 +135,27 @@ def test_the_float_graph_is_the_model(tmp_path: Path) -> None:
 
 
 @needs_model
+def test_the_session_keeps_add_and_norm_unfused(fresh_model: Any, tmp_path: Path) -> None:
+    """ONNX Runtime would fuse add & norm into SkipLayerNormalization, whose CPU kernel cost a
+    fifth of the model's time (docs/benchmarks.md, "The model's layer norms"): the converted
+    graph has none, and the session's optimiser, as the model runs it, makes none."""
+    import onnx
+    import onnxruntime
+
+    path = fresh_model._onnx_file()
+    ops = {node.op_type for node in onnx.load(str(path)).graph.node}
+    assert "LayerNormalization" in ops and "SkipLayerNormalization" not in ops
+
+    options = fresh_model.session_options()
+    options.optimized_model_filepath = str(tmp_path / "optimised.onnx")
+    onnxruntime.InferenceSession(
+        str(path), options, providers=["CPUExecutionProvider"], disabled_optimizers=graph.UNFUSED
+    )
+    optimised = {node.op_type for node in onnx.load(options.optimized_model_filepath).graph.node}
+    assert "LayerNormalization" in optimised and "SkipLayerNormalization" not in optimised
+
+
+@needs_model
 def test_a_texts_vector_does_not_depend_on_the_texts_beside_it(fresh_model: Any) -> None:
     """The int8 graph scales its activations per run: a text run beside others (of other
     lengths, padded) would get another vector. Each text is run alone, so its vector is the
