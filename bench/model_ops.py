@@ -2,9 +2,10 @@
 
     .venv/bin/python bench/model_ops.py --agents 200 --rounds 3
 
-Runs the shipped int8 graph (``cards/embedding/model.py``) over the texts of ``--agents``
+Runs the shipped int8 graph through the model's own runner (``cards/embedding/model.py``:
+tokenising, each text alone, pooling; one thread, as the worker) over the texts of ``--agents``
 synthetic agents (``bench/synth.py``, composed by ``cards/embedding/texts.py`` as at ingest:
-the whole text and one per skill), each text alone, one thread, as the worker does. Prints the
+the whole text and one per skill). Prints the
 texts/s of CPU and the ms of CPU per agent, alternating each round with the same graph whose
 add & norm is fused back into ONNX Runtime's SkipLayerNormalization (the form shipped before
 conversion 3), the cosine between the two forms' vectors, then an ONNX Runtime profile of the
@@ -33,19 +34,25 @@ from bench._common import setup_django  # noqa: E402
 
 
 def agent_texts(count: int, seed: int) -> list[list[str]]:
-    from cards.embedding.texts import compose, skill_text
+    """The texts ingest embeds for ``count`` synthetic agents (``texts.texts_of``)."""
+    from cards.embedding.texts import texts_of
 
     out = []
     for index in range(count):
         card = synth.make_card(seed, index)
         skills = [s for s in card.get("skills", []) if isinstance(s, dict)]
-        parts = [(s.get("name", ""), s.get("description", ""), s.get("examples")) for s in skills]
-        whole = compose(
-            name=card["name"], description=card.get("description", ""), ard_entry=None,
-            skills=parts,
-        )  # fmt: skip
-        own = [skill_text(*part, s.get("tags")) for part, s in zip(parts, skills, strict=True)]
-        out.append([whole, *own[:16]])
+        parts = [
+            (s.get("name", ""), s.get("description", ""), s.get("examples"), s.get("tags"))
+            for s in skills
+        ]
+        out.append(
+            texts_of(
+                name=card["name"],
+                description=card.get("description", ""),
+                ard_entry=None,
+                skills=parts,
+            )
+        )
     return out
 
 
@@ -90,28 +97,26 @@ def fused(path: Path, target: Path) -> None:
     onnx.save(model, str(target))
 
 
-def session(path: Path, profile: bool = False, disabled: list[str] | None = None) -> Any:
+def runner(path: Path, profile: bool = False, disabled: list[str] | None = None) -> Any:
+    """The model's own runner (``model._OnnxRunner``: tokenising, each text alone, pooling)
+    over the graph at ``path``, optionally profiled or with other fusions left on."""
     import onnxruntime
 
-    options = onnxruntime.SessionOptions()
-    options.intra_op_num_threads = 1
-    options.inter_op_num_threads = 1
-    options.enable_profiling = profile
-    return onnxruntime.InferenceSession(
-        str(path), options, providers=["CPUExecutionProvider"], disabled_optimizers=disabled or []
-    )
-
-
-def run(sess: Any, encodings: list[Any]) -> tuple[np.ndarray, float]:
     from cards.embedding import model
 
-    out = np.empty((len(encodings), model.DIM), dtype=np.float32)
+    made = model._OnnxRunner(path)
+    options = model.session_options()
+    options.enable_profiling = profile
+    made.session = onnxruntime.InferenceSession(
+        str(path), options, providers=["CPUExecutionProvider"], disabled_optimizers=disabled or []
+    )
+    return made
+
+
+def run(embed: Any, texts: list[str]) -> tuple[np.ndarray, float]:
     started = time.process_time()
-    for row, encoding in enumerate(encodings):
-        ids = np.asarray([encoding.ids], dtype=np.int64)
-        mask = np.ones_like(ids)
-        out[row] = model._pool(sess.run(None, {"input_ids": ids, "attention_mask": mask})[0], mask)
-    return out, time.process_time() - started
+    vectors = embed(texts)
+    return vectors, time.process_time() - started
 
 
 def main() -> None:
@@ -126,23 +131,22 @@ def main() -> None:
     shipped = model._onnx_file()
     agents = agent_texts(args.agents, args.seed)
     texts = [text for agent in agents for text in agent]
-    encodings = model._tokenizer().encode_batch(texts)
-    tokens = statistics.mean(len(e.ids) for e in encodings)
+    tokens = statistics.mean(len(e.ids) for e in model._tokenizer().encode_batch(texts))
     print(f"{len(texts)} texts of {len(agents)} agents, {tokens:.1f} tokens a text")
     with tempfile.TemporaryDirectory() as scratch:
         old = Path(scratch) / "fused.onnx"
         fused(shipped, old)
         forms = {
-            "shipped (Add, Add, LayerNormalization)": session(shipped, disabled=graph.UNFUSED),
-            "fused (SkipLayerNormalization)": session(old),
+            "shipped (Add, Add, LayerNormalization)": runner(shipped, disabled=graph.UNFUSED),
+            "fused (SkipLayerNormalization)": runner(old),
         }
         seen: dict[str, list[float]] = {name: [] for name in forms}
         vectors: dict[str, np.ndarray] = {}
-        for sess in forms.values():
-            run(sess, encodings[:50])  # warm
+        for embed in forms.values():
+            run(embed, texts[:50])  # warm
         for _ in range(args.rounds):
-            for name, sess in forms.items():
-                vectors[name], cpu = run(sess, encodings)
+            for name, embed in forms.items():
+                vectors[name], cpu = run(embed, texts)
                 seen[name].append(cpu)
     for name, cpus in seen.items():
         rates = ", ".join(f"{len(texts) / cpu:.0f}" for cpu in cpus)
@@ -152,9 +156,9 @@ def main() -> None:
     cosines = (a * b).sum(axis=1)
     print(f"cosine between the forms: mean {cosines.mean():.5f}, min {cosines.min():.5f}")
 
-    sess = session(shipped, profile=True, disabled=graph.UNFUSED)
-    run(sess, encodings)
-    trace = sess.end_profiling()
+    profiled = runner(shipped, profile=True, disabled=graph.UNFUSED)
+    run(profiled, texts)
+    trace = profiled.session.end_profiling()
     events = json.loads(Path(trace).read_text())
     os.remove(trace)
     spent: Counter[str] = Counter()

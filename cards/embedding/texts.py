@@ -81,6 +81,20 @@ def skill_text(name: str, description: str, examples: Any, tags: Any) -> str:
     return "\n".join(" ".join(part.split()) for part in parts if part.strip())[:MAX_CHARS]
 
 
+def texts_of(
+    *, name: str, description: str, ard_entry: Any, skills: Sequence[tuple[str, str, Any, Any]]
+) -> list[str]:
+    """An agent's texts from its parts, ``skills`` as (name, description, examples, tags): the
+    whole text first, then one per skill (at most :data:`MAX_SKILLS`, in the card's order)."""
+    whole = compose(
+        name=name,
+        description=description,
+        ard_entry=ard_entry,
+        skills=[(n, d, e) for n, d, e, _ in skills],
+    )
+    return [whole] + [skill_text(*skill) for skill in skills[:MAX_SKILLS]]
+
+
 def digest(text: str, model: str) -> str:
     """What decides whether an agent needs embedding again: its text and the model."""
     return hashlib.sha256(f"{model}\x00{text}".encode()).hexdigest()
@@ -102,12 +116,5 @@ def agent_texts(ids: Sequence[uuid.UUID | str]) -> dict[uuid.UUID, list[str]]:
         skills[agent_id].append((name, description, examples, tags))
     out: dict[uuid.UUID, list[str]] = {}
     for pk, name, description, entry in rows:
-        own = skills[pk]
-        whole = compose(
-            name=name,
-            description=description,
-            ard_entry=entry,
-            skills=[(n, d, e) for n, d, e, _ in own],
-        )
-        out[pk] = [whole] + [skill_text(*skill) for skill in own[:MAX_SKILLS]]
+        out[pk] = texts_of(name=name, description=description, ard_entry=entry, skills=skills[pk])
     return out
