@@ -19,6 +19,8 @@ embedded first::
         --database-url postgres://postgres@127.0.0.1:5432/registry_sem_bench_100k
     .venv/bin/python bench/semantic_load.py \\
         --database-url postgres://postgres@127.0.0.1:5432/registry_sem_bench_100k
+    DATABASE_URL=postgres://postgres@127.0.0.1:5432/registry_sem_bench_100k \\
+        .venv/bin/python manage.py assign_identifiers  # ARD lists only identified agents
     .venv/bin/python bench/ard_search.py \\
         --database-url postgres://postgres@127.0.0.1:5432/registry_sem_bench_100k --runs 3
 """
@@ -77,19 +79,30 @@ def v1_paths(count: int, seed: int) -> list[str]:
     return out
 
 
-def floor(texts: list[str]) -> float:
-    """In-process ranking of the same needs: the cost without HTTP and JSON."""
+def floor(texts: list[str]) -> tuple[float, float]:
+    """In-process ranking of the same needs: the cost without HTTP and JSON (p50), and the
+    mean number of agents a page lists (an empty page is cheaper than a real one)."""
     from cards.reads import gate, semantic
     from protocols.ard import filters
 
     rows = filters.apply(gate.agents(), {})
     semantic.rank("warm up the model and the index", rows, limit=11)
-    times = []
+    times, found = [], 0
     for text in texts:
         started = time.perf_counter()
-        semantic.rank(text, rows, limit=11)
+        found += len(semantic.rank(text, rows, limit=11))
         times.append((time.perf_counter() - started) * 1000)
-    return percentile(times, 50)
+    return percentile(times, 50), found / len(texts)
+
+
+def searchable(target: str) -> int:
+    """How many agents the searched door can list (ARD lists only agents with an
+    identifier)."""
+    from cards.reads import gate
+    from protocols.ard import filters
+
+    rows = gate.agents()
+    return (filters.apply(rows, {}) if target == "ard" else rows).count()
 
 
 def main() -> None:
@@ -110,8 +123,17 @@ def main() -> None:
     if shutil.which("wrk") is None:
         raise SystemExit("wrk is needed: apt-get install wrk")
     setup_django(args.database_url)
+    if not searchable(args.target):
+        # Every answer would be an empty page, measured as if it were a search.
+        raise SystemExit(
+            "no agent here is listed by ARD: seeded agents have no ARD identifier (a crawl "
+            "gives each one). Give them theirs first: DATABASE_URL=... .venv/bin/python "
+            "manage.py assign_identifiers"
+            if args.target == "ard"
+            else "no agent here is visible: seed the database first (bench/seed.py)"
+        )
     texts = [json.loads(b)["query"]["text"] for b in bodies(200, args.seed + 1)]
-    floor_p50 = floor(texts)
+    floor_p50, listed = floor(texts)
     make = bodies if args.target == "ard" else v1_paths
     lines = make(args.needs, args.seed)
     with tempfile.NamedTemporaryFile("w", suffix=".jsonl", delete=False) as handle:
@@ -148,7 +170,10 @@ def main() -> None:
         return statistics.median(run[key] for run in runs[kind])
 
     errors = sum(run["errors"] for kind in runs.values() for run in kind)
-    print(f"floor: semantic.rank in-process p50 {floor_p50:.2f} ms")
+    print(
+        f"floor: semantic.rank in-process p50 {floor_p50:.2f} ms, "
+        f"{listed:.1f} agents on a page of 11 on average"
+    )
     print(
         f"1 client: p50 {median('one', 'p50'):.2f} ms, p99 {median('one', 'p99'):.2f} ms, "
         f"{median('one', 'rps'):.1f} req/s"

@@ -462,3 +462,63 @@ def test_the_lexical_query_over_the_gates_condition_agrees_with_djangos(
     assert hidden.pk in semantic._lexical(need, gate.agents(viewers[1]), ids, 0)
     assert hidden.pk not in semantic._lexical(need, gate.agents(gate.ANONYMOUS), ids, 0)
     assert semantic._condition_of(gate.agents().filter(skills__name="x")) is None
+
+
+@needs_model
+@pytest.mark.parametrize(
+    ("scan_max", "path"),
+    [(100, "exact"), (3, "counted, then widened"), (2, "widened")],
+)
+def test_filters_that_drop_the_nearest_agents(
+    scan_max: int, path: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The filters leave out the nearest agents: the ones they keep are scored exactly when
+    PostgreSQL counts at most SCAN_MAX of them, else the graph is asked for more candidates
+    (the ids of a large filtered set are never read); the same answer either way."""
+    topics = (
+        "weather forecasts and rain radar",
+        "rain forecasts for farmers",
+        "tomorrow's weather in your town",
+        "umbrella advice when rain is coming",
+        "storm warnings and rainfall totals",
+        "weather for sailors: rain and wind",
+        "chess puzzles",
+        "poetry in French",
+    )
+    made = [
+        agent_from_card(
+            minimal_card(name=f"Agent {n}", description=topic.capitalize() + "."),
+            url=f"https://{n}.filters.example/.well-known/agent-card.json",
+        )
+        for n, topic in enumerate(topics)
+    ]
+    store.embed_agents([agent.pk for agent in made])
+    need = "will it rain tomorrow"
+    nearest = vectors.index().candidates(model.embed_query(need), 3)
+    kept = gate.agents(include_gone=False).exclude(pk__in=nearest)
+    assert kept.count() == 5
+    monkeypatch.setattr(semantic, "NEAREST_MIN", 2)  # a page of 1: 3 candidates
+    monkeypatch.setattr(semantic, "SCAN_MAX", scan_max)
+    scanned: list[int] = []
+    asked: list[int] = []
+    similarities, candidates = vectors.VectorIndex.similarities, vectors.VectorIndex.candidates
+
+    def scan(self: Any, query: Any, ids: Any) -> Any:
+        ids = list(ids)
+        scanned.append(len(ids))
+        return similarities(self, query, ids)
+
+    def ask(self: Any, query: Any, count: int, **options: Any) -> Any:
+        asked.append(count)
+        return candidates(self, query, count, **options)
+
+    monkeypatch.setattr(vectors.VectorIndex, "similarities", scan)
+    monkeypatch.setattr(vectors.VectorIndex, "candidates", ask)
+    found = semantic.rank(need, kept, limit=1)
+    if path == "exact":
+        assert scanned == [5] and asked == [3]
+    else:  # three times the candidates: one in three of the nearest was kept (at least)
+        assert scanned == [] and asked == [3, 9]
+    # The page of 5 asks for every agent (no widening): the first of it comes first.
+    everyone = semantic.rank(need, kept, limit=5)
+    assert len(everyone) >= 2 and found == everyone[:1]

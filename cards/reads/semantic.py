@@ -27,6 +27,7 @@ only ever intersects with it.
 from __future__ import annotations
 
 import json
+import math
 import re
 import uuid
 from collections.abc import Iterable
@@ -342,6 +343,25 @@ def _calibrated(fused: np.ndarray) -> np.ndarray:
 _NONE = _Ranked([], np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int64))
 
 
+def _beyond_the_nearest(
+    query: np.ndarray,
+    agents: QuerySet[Agent],
+    index: vectors.VectorIndex,
+    depth: int,
+    share: float,
+) -> set[uuid.UUID]:
+    """More candidates where the filters left out most of the nearest agents (they kept
+    ``share`` of them): every agent they keep, scored exactly, when they keep at most
+    :data:`SCAN_MAX` (counted by PostgreSQL: no id is read for a larger set); otherwise the
+    graph asked for as many more as that share says (at most :data:`NEAREST_ALL`)."""
+    share = max(share, 1 / depth)
+    if share * len(index) <= SCAN_MAX and agents.order_by()[: SCAN_MAX + 1].count() <= SCAN_MAX:
+        exact = index.similarities(query, agents.values_list("pk", flat=True).order_by())
+        return {pk for pk, cos in exact.items() if cos >= FLOOR - LEX_WEIGHT}
+    wider = min(math.ceil(depth / share), max(NEAREST_ALL, depth))
+    return set(index.candidates(query, wider, floor=FLOOR - LEX_WEIGHT))
+
+
 def _scored(text: str, agents: QuerySet[Agent], *, depth: int) -> _Ranked:
     """Every agent of ``agents`` found for ``text`` above the floor, scored and ordered."""
     text = " ".join(text.split())
@@ -360,14 +380,10 @@ def _scored(text: str, agents: QuerySet[Agent], *, depth: int) -> _Ranked:
     lexical = _lexical(text, agents, near, LEXICAL_CANDIDATES)
     kept_near = sum(1 for pk in near if pk in lexical)
     if len(near) >= depth and kept_near < len(near) / 2:
-        # The filters left out most of the nearest agents: look at every agent they keep, if
-        # they are few enough for an exact scan.
-        narrowed = list(agents.values_list("pk", flat=True)[: SCAN_MAX + 1])
-        if len(narrowed) <= SCAN_MAX:
-            exact = index.similarities(query, narrowed)
-            extra = {pk for pk, cos in exact.items() if cos >= FLOOR - LEX_WEIGHT} - set(lexical)
-            if extra:
-                lexical.update(_lexical(text, agents, extra, 0))
+        extra = _beyond_the_nearest(query, agents, index, depth, kept_near / len(near))
+        extra -= set(lexical)
+        if extra:
+            lexical.update(_lexical(text, agents, extra, 0))
     refs = hubs.references() if HUB_WEIGHT or ROW_HUB_WEIGHT else None
     ids = list(lexical)
     lex = np.fromiter(lexical.values(), dtype=np.float64, count=len(ids))
