@@ -53,6 +53,7 @@ def build_agent(index: int, seed: int, n_total: int, with_snapshot: bool) -> tup
     Mirrors cards.crawling.card_ingest with the indexer's own ``index_rows``, without touching the
     database.
     """
+    from cards.ard import identifiers
     from cards.indexing import apply_summary, index_rows
     from cards.models import Agent, Snapshot
     from cards.pipeline import check as card_check
@@ -81,6 +82,10 @@ def build_agent(index: int, seed: int, n_total: int, with_snapshot: bool) -> tup
         created_at=created,
     )
     apply_summary(agent, card)
+    # As the crawl does for a card it stored: the derived ARD identifier (each synthetic agent
+    # has a host of its own, so none collides). ARD lists only agents that have one.
+    agent.ard_identifier = identifiers.derived(card_url, agent.name)
+    agent.ard_identifier_source = "derived"
     findings = [f.as_dict() for f in report.findings]
     tally = counts(report.findings)
     agent.content_sha256 = sha256
