@@ -359,6 +359,8 @@ def _beyond_the_nearest(
         exact = index.similarities(query, agents.values_list("pk", flat=True).order_by())
         return {pk for pk, cos in exact.items() if cos >= FLOOR - LEX_WEIGHT}
     wider = min(math.ceil(depth / share), max(NEAREST_ALL, depth))
+    if wider <= depth:  # matched_ids asked for as many already: nothing more to look at
+        return set()
     return set(index.candidates(query, wider, floor=FLOOR - LEX_WEIGHT))
 
 
