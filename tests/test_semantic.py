@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 from django.core.management import call_command
 
@@ -321,6 +322,51 @@ def test_snapshot_and_delta_agree(registry: dict[str, Agent]) -> None:
     store.embed_agents([weather.pk])
     index.refresh(force=True)
     assert weather.pk in index.delta
+
+
+@needs_model
+def test_embedding_again_runs_only_the_texts_that_changed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An agent whose card changed is embedded again, but the model runs only its changed
+    texts: the rows of unchanged ones are kept, and they are what the model gives them."""
+    from cards.models import Skill
+
+    card = minimal_card(name="Tide Tables", description="Harbour tides and the moon.")
+    card["skills"] = [
+        {"id": f"s{i}", "name": text, "description": text, "tags": []}
+        for i, text in enumerate(("harbour tide times", "moon phases", "surf forecast"))
+    ]
+    agent = agent_from_card(card, url="https://tides.rows.example/.well-known/agent-card.json")
+    store.embed_agents([agent.pk])
+    first = AgentEmbedding.objects.get(agent=agent)
+    assert len(bytes(first.row_digests)) == 8 * 4  # a key per row: the whole text, 3 skills
+    ran: list[str] = []
+    real = model.embed
+
+    def spy(texts: Any) -> Any:
+        ran.extend(texts)
+        return real(texts)
+
+    monkeypatch.setattr(model, "embed", spy)
+    Skill.objects.filter(agent=agent, skill_id="s1").update(description="lunar calendar")
+    assert store.embed_agents([agent.pk]) == 1
+    whole, *skills = texts.agent_texts([agent.pk])[agent.pk]
+    assert ran == [whole, skills[1]]  # the whole text has every skill's: it changed too
+    again = AgentEmbedding.objects.get(agent=agent)
+    old_rows = np.frombuffer(bytes(first.vector), dtype="<f4").reshape(-1, model.DIM)
+    new_rows = np.frombuffer(bytes(again.vector), dtype="<f4").reshape(-1, model.DIM)
+    assert np.array_equal(new_rows[[1, 3]], old_rows[[1, 3]])  # rows 0 and 2 changed
+    assert not np.array_equal(new_rows[0], old_rows[0]) and not np.array_equal(
+        new_rows[2], old_rows[2]
+    )
+    ran.clear()
+    assert store.embed_agents([agent.pk], force=True) == 1  # every text through the model
+    assert len(ran) == 4
+    assert bytes(AgentEmbedding.objects.get(agent=agent).vector) == bytes(again.vector)
+    # A row stored before the keys were (no row_digests) is run again, then keyed.
+    AgentEmbedding.objects.filter(agent=agent).update(row_digests=b"", text_sha256="")
+    ran.clear()
+    assert store.embed_agents([agent.pk]) == 1
+    assert len(ran) == 4 and len(bytes(AgentEmbedding.objects.get(agent=agent).row_digests)) == 32
 
 
 @needs_model

@@ -1,10 +1,12 @@
 """Computing and storing the agents' embeddings: ``AgentEmbedding`` rows are the source of truth.
 
-An agent is embedded again only when its texts (or the model) changed: the row keeps the sha256 of
-both. Its ``vector`` holds several float32 rows: the whole text's, then one per skill
-(:func:`cards.embedding.texts.agent_texts`). Each write takes a new ``seq`` (a PostgreSQL sequence;
-on SQLite, one more than the largest), which is how every process's vector index finds what changed
-(:mod:`cards.embedding.vectors`).
+An agent is embedded again only when its texts (or the model) changed: the row keeps the sha256
+of both. Then only its changed texts go through the model: each row's key (:func:`row_digest`)
+is stored in ``row_digests``, and a row whose key was stored is kept (each text being run
+alone, the model would give it the same row). Its ``vector`` holds several float32 rows: the
+whole text's, then one per skill (:func:`cards.embedding.texts.agent_texts`). Each write takes
+a new ``seq`` (a PostgreSQL sequence; on SQLite, one more than the largest), which is how every
+process's vector index finds what changed (:mod:`cards.embedding.vectors`).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from cards.embedding.texts import agent_texts, digest
 from cards.models import AgentEmbedding
 
 CHUNK = 64
+ROW_KEY = 8  # bytes of a row's key (row_digest)
 
 
 def _next_seqs(count: int) -> list[int]:
@@ -66,12 +69,15 @@ def _embed_chunk(ids: Sequence[uuid.UUID | str], *, force: bool) -> int:
         return 0
     keys = list(texts)
     flat = [part for pk in keys for part in texts[pk]]
-    embedded = model.embed(flat)
+    row_keys = [row_digest(part, name) for part in flat]
+    embedded = _rows(flat, row_keys, {} if force else _kept_rows(keys))
     embedded[[i for i, part in enumerate(flat) if not part]] = 0.0  # a skill with no text
     vectors: list[np.ndarray] = []
+    row_digests: list[bytes] = []
     start = 0
     for pk in keys:  # one block per agent: the whole text's row, then one row per skill
         vectors.append(embedded[start : start + len(texts[pk])])
+        row_digests.append(b"".join(row_keys[start : start + len(texts[pk])]))
         start += len(texts[pk])
     with transaction.atomic():
         seqs = _next_seqs(len(keys))
@@ -81,6 +87,7 @@ def _embed_chunk(ids: Sequence[uuid.UUID | str], *, force: bool) -> int:
                 model=name,
                 text_sha256=digests[pk],
                 vector=vectors[i].astype("<f4").tobytes(),
+                row_digests=row_digests[i],
                 seq=seqs[i],
             )
             for i, pk in enumerate(keys)
@@ -89,9 +96,44 @@ def _embed_chunk(ids: Sequence[uuid.UUID | str], *, force: bool) -> int:
             rows,
             update_conflicts=True,
             unique_fields=["agent"],
-            update_fields=["model", "text_sha256", "vector", "seq", "updated_at"],
+            update_fields=["model", "text_sha256", "vector", "row_digests", "seq", "updated_at"],
         )
     return len(rows)
+
+
+def row_digest(text: str, name: str) -> bytes:
+    """A row's key: the first 8 bytes of its text's digest with the model's id."""
+    return bytes.fromhex(digest(text, name)[:16])
+
+
+def _kept_rows(ids: Sequence[uuid.UUID]) -> dict[bytes, np.ndarray]:
+    """The stored rows of ``ids`` by their row keys (rows written before the keys were stored
+    have none): a text embedded before need not be run again, each text being run alone
+    (model.embed), its row is the same."""
+    kept: dict[bytes, np.ndarray] = {}
+    stored = AgentEmbedding.objects.filter(agent_id__in=list(ids)).values_list(
+        "vector", "row_digests"
+    )
+    for raw, keys in stored:
+        rows = np.frombuffer(bytes(raw), dtype="<f4").reshape(-1, model.DIM)
+        keys = bytes(keys or b"")
+        if len(keys) != ROW_KEY * len(rows):
+            continue
+        for i, row in enumerate(rows):
+            kept[keys[i * ROW_KEY : (i + 1) * ROW_KEY]] = row
+    return kept
+
+
+def _rows(texts: list[str], keys: list[bytes], kept: dict[bytes, np.ndarray]) -> np.ndarray:
+    """One row per text: a kept row where its key has one, the model's for the others."""
+    missing = [i for i, key in enumerate(keys) if key not in kept]
+    rows = np.zeros((len(texts), model.DIM), dtype=np.float32)
+    if missing:
+        rows[missing] = model.embed([texts[i] for i in missing])
+    for i, key in enumerate(keys):
+        if key in kept:
+            rows[i] = kept[key]
+    return rows
 
 
 def reembed_all(

@@ -48,6 +48,12 @@ class AgentEmbedding(models.Model):
     model = models.CharField(max_length=128)
     text_sha256 = models.CharField(max_length=64, help_text="sha256 of the embedded text.")
     vector = models.BinaryField(help_text="float32 little-endian, L2-normalised.")
+    row_digests = models.BinaryField(
+        default=b"",
+        blank=True,
+        help_text="The first 8 bytes of each row's text digest, in the rows' order: rows whose "
+        "text is unchanged are kept when the agent is embedded again.",
+    )
     seq = models.BigIntegerField(
         db_index=True, help_text="Increases on every write: index refreshes read rows after one."
     )
