@@ -100,16 +100,12 @@ def fused(path: Path, target: Path) -> None:
 def runner(path: Path, profile: bool = False, disabled: list[str] | None = None) -> Any:
     """The model's own runner (``model._OnnxRunner``: tokenising, each text alone, pooling)
     over the graph at ``path``, optionally profiled or with other fusions left on."""
-    import onnxruntime
-
     from cards.embedding import model
 
     made = model._OnnxRunner(path)
     options = model.session_options()
     options.enable_profiling = profile
-    made.session = onnxruntime.InferenceSession(
-        str(path), options, providers=["CPUExecutionProvider"], disabled_optimizers=disabled or []
-    )
+    made.session = model.new_session(path, options, disabled or [])
     return made
 
 

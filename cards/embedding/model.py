@@ -171,18 +171,25 @@ def session_options() -> Any:
     return options
 
 
+def new_session(path: Path, options: Any = None, disabled: list[str] | None = None) -> Any:
+    """An ONNX Runtime session of the graph at ``path`` on the CPU, with
+    :func:`session_options` unless ``options`` are given, and the add & norm fusion off
+    (``graph.UNFUSED``) unless ``disabled`` says which optimisers are."""
+    import onnxruntime
+
+    from cards.embedding.graph import UNFUSED
+
+    return onnxruntime.InferenceSession(
+        str(path),
+        options if options is not None else session_options(),
+        providers=["CPUExecutionProvider"],
+        disabled_optimizers=UNFUSED if disabled is None else disabled,
+    )
+
+
 class _OnnxRunner:
     def __init__(self, path: Path) -> None:
-        import onnxruntime
-
-        from cards.embedding.graph import UNFUSED
-
-        self.session = onnxruntime.InferenceSession(
-            str(path),
-            session_options(),
-            providers=["CPUExecutionProvider"],
-            disabled_optimizers=UNFUSED,
-        )
+        self.session = new_session(path)
         self.tokenizer = _tokenizer()
 
     def __call__(self, texts: Sequence[str]) -> np.ndarray:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable, Iterable, Sequence
+from typing import Any
 
 import numpy as np
 from django.db import connection, transaction
@@ -101,6 +102,12 @@ def _embed_chunk(ids: Sequence[uuid.UUID | str], *, force: bool) -> int:
     return len(rows)
 
 
+def stored_rows(raw: Any) -> np.ndarray:
+    """An ``AgentEmbedding.vector``'s rows as written here: (1 + skills) x DIM float32, the
+    whole text's first."""
+    return np.frombuffer(bytes(raw), dtype="<f4").astype(np.float32).reshape(-1, model.DIM)
+
+
 def row_digest(text: str, name: str) -> bytes:
     """A row's key: the first 8 bytes of its text's digest with the model's id."""
     return bytes.fromhex(digest(text, name)[:16])
@@ -115,7 +122,7 @@ def _kept_rows(ids: Sequence[uuid.UUID]) -> dict[bytes, np.ndarray]:
         "vector", "row_digests"
     )
     for raw, keys in stored:
-        rows = np.frombuffer(bytes(raw), dtype="<f4").reshape(-1, model.DIM)
+        rows = stored_rows(raw)
         keys = bytes(keys or b"")
         if len(keys) != ROW_KEY * len(rows):
             continue

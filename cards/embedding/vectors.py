@@ -43,6 +43,7 @@ from django.db.models import Max
 
 from cards.embedding import hubs
 from cards.embedding.model import DIM, NAME, load_runtime_first
+from cards.embedding.store import stored_rows
 from cards.models import AgentEmbedding, VectorSnapshotPart
 
 logger = logging.getLogger(__name__)
@@ -85,11 +86,6 @@ def _float32_rows(rows: np.ndarray) -> np.ndarray:
     except ImportError:
         return rows.astype(np.float32)
     return np.asarray(numkong.astype(np.asarray(rows), "float32"))
-
-
-def _vector(raw: Any) -> np.ndarray:
-    """An agent's stored rows: (1 + skills) x DIM, the whole text's first."""
-    return np.frombuffer(bytes(raw), dtype="<f4").astype(np.float32).reshape(-1, DIM)
 
 
 def _directory() -> Path:
@@ -329,7 +325,7 @@ class VectorIndex:
         if found:
             for pk, raw, seq in found:
                 if not self._applied(pk, int(seq)):
-                    self.delta[pk] = (int(seq), _vector(raw))
+                    self.delta[pk] = (int(seq), stored_rows(raw))
             self.delta_ids = list(self.delta)
             blocks = [self.delta[pk][1] for pk in self.delta_ids]
             self.delta_matrix = np.vstack(blocks)
@@ -614,7 +610,7 @@ def save_snapshot(*, threads: int = 0) -> int:
             matrix = np.zeros((0, DIM), np.float32)
     after = min(base.floor, base.mark) if base else -1
     changed = [
-        (pk, int(seq), _vector(raw))
+        (pk, int(seq), stored_rows(raw))
         for pk, raw, seq in AgentEmbedding.objects.filter(
             model__startswith=NAME + "/", seq__gt=after
         )

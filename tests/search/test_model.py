@@ -140,7 +140,6 @@ def test_the_session_keeps_add_and_norm_unfused(fresh_model: Any, tmp_path: Path
     fifth of the model's time (docs/benchmarks.md, "The model's layer norms"): the converted
     graph has none, and the session's optimiser, as the model runs it, makes none."""
     import onnx
-    import onnxruntime
 
     path = fresh_model._onnx_file()
     ops = {node.op_type for node in onnx.load(str(path)).graph.node}
@@ -148,9 +147,7 @@ def test_the_session_keeps_add_and_norm_unfused(fresh_model: Any, tmp_path: Path
 
     options = fresh_model.session_options()
     options.optimized_model_filepath = str(tmp_path / "optimised.onnx")
-    onnxruntime.InferenceSession(
-        str(path), options, providers=["CPUExecutionProvider"], disabled_optimizers=graph.UNFUSED
-    )
+    fresh_model.new_session(path, options)  # as the model's runner makes it
     optimised = {node.op_type for node in onnx.load(options.optimized_model_filepath).graph.node}
     assert "LayerNormalization" in optimised and "SkipLayerNormalization" not in optimised
 
