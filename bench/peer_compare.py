@@ -467,24 +467,59 @@ def wrk(
     }
 
 
+def database_backends(database_url: str) -> list[int]:
+    """The PostgreSQL backends connected to ``database_url``'s database (the server's, after
+    its warm-up: both sides keep their connections), this query's own left out."""
+    import psycopg
+
+    name = urlsplit(database_url).path.lstrip("/")
+    with psycopg.connect(database_url) as conn:
+        rows = conn.execute(
+            "SELECT pid FROM pg_stat_activity WHERE datname = %s AND pid <> pg_backend_pid()",
+            [name],
+        ).fetchall()
+    return [int(row[0]) for row in rows]
+
+
 def measure(
-    args: argparse.Namespace, port: int, server: subprocess.Popen[bytes], paths: list[str]
+    args: argparse.Namespace,
+    port: int,
+    server: subprocess.Popen[bytes],
+    paths: list[str],
+    database_url: str,
 ) -> dict[str, Any]:
     wrk(port, paths, args.threads, args.connections, args.warmup)
     pids = process_tree(server.pid)
+    backends = database_backends(database_url)
     before = cpu_seconds(pids)
+    before_db = {pid: cpu_seconds([pid]) for pid in backends}
     load = os.getloadavg()[0]
     result = wrk(port, paths, args.threads, args.connections, args.duration)
-    result["cpu_ms"] = (cpu_seconds(pids) - before) / max(result["requests"], 1) * 1000
+    requests = max(result["requests"], 1)
+    result["cpu_ms"] = (cpu_seconds(pids) - before) / requests * 1000
+    # Backends that lived through the run: one that ended (a connection past its age) takes
+    # its CPU with it, so the figure is a floor.
+    after_db = {pid: cpu_seconds([pid]) for pid in backends if _stat(pid) is not None}
+    spent = sum(after_db[pid] - before_db[pid] for pid in after_db)
+    result["db_cpu_ms"] = spent / requests * 1000
     result["load"] = load
     return result
 
 
 def check_paths(port: int, paths: list[str]) -> None:
+    """The first paths answer 200 (a connection reset while a server's workers still start is
+    tried again, up to 5 times)."""
     for path in paths[:3]:
-        with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=10) as answer:
-            if answer.status != 200:
-                raise SystemExit(f"{path} answered {answer.status}")
+        for attempt in range(5):
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=10) as answer:
+                    if answer.status != 200:
+                        raise SystemExit(f"{path} answered {answer.status}")
+                break
+            except ConnectionError:
+                if attempt == 4:
+                    raise
+                time.sleep(1)
 
 
 def main() -> None:
@@ -581,12 +616,15 @@ def main() -> None:
             results: dict[str, list[dict[str, Any]]] = {}
             for number in range(args.passes):
                 for name in queries:
-                    sides = [("ours", args.ours_port, ours, 0), ("peer", args.peer_port, peer, 1)]
+                    sides = [
+                        ("ours", args.ours_port, ours, 0, args.ours_db),
+                        ("peer", args.peer_port, peer, 1, args.peer_db),
+                    ]
                     if number % 2:
                         sides.reverse()
                     row: dict[str, Any] = {"pass": number + 1}
-                    for side, port, server, which in sides:
-                        row[side] = measure(args, port, server, paths[name][which])
+                    for side, port, server, which, database in sides:
+                        row[side] = measure(args, port, server, paths[name][which], database)
                     results.setdefault(name, []).append(row)
                     print_row(name, row)
         finally:
@@ -624,9 +662,11 @@ def print_row(name: str, row: dict[str, Any]) -> None:
     ratio = ours["rps"] / peer["rps"] if peer["rps"] else float("inf")
     print(
         f"pass {row['pass']} {name:10s} ours {ours['rps']:8.0f} req/s p50 {ours['p50']:6.2f} "
-        f"p99 {ours['p99']:7.2f} ms cpu {ours['cpu_ms']:.3f} ms/req non2xx {ours['non2xx']} | "
+        f"p99 {ours['p99']:7.2f} ms cpu {ours['cpu_ms']:.3f} (db {ours['db_cpu_ms']:.3f}) "
+        f"ms/req non2xx {ours['non2xx']} | "
         f"peer {peer['rps']:8.1f} req/s p50 {peer['p50']:7.2f} p99 {peer['p99']:8.2f} ms "
-        f"cpu {peer['cpu_ms']:.3f} ms/req non2xx {peer['non2xx']} | ours/peer {ratio:.2f}x "
+        f"cpu {peer['cpu_ms']:.3f} (db {peer['db_cpu_ms']:.3f}) ms/req non2xx {peer['non2xx']} "
+        f"| ours/peer {ratio:.2f}x "
         f"(load {ours['load']:.1f}/{peer['load']:.1f})",
         flush=True,
     )
@@ -644,9 +684,10 @@ def print_table(args: argparse.Namespace, results: dict[str, list[dict[str, Any]
     print(
         f"| {args.agents:,} agents, wrk -t{args.threads} -c{args.connections}, "
         f"{args.warmup} s + {args.duration} s | ours req/s | peer req/s | ours/peer "
-        "| ours p50 / p99 ms | peer p50 / p99 ms | ours CPU ms/req | peer CPU ms/req |"
+        "| ours p50 / p99 ms | peer p50 / p99 ms | ours CPU ms/req | peer CPU ms/req "
+        "| ours PostgreSQL CPU ms/req | peer PostgreSQL CPU ms/req |"
     )
-    print("|---|---:|---:|---:|---:|---:|---:|---:|")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for name, rows in results.items():
         cell = _cells(rows)
 
@@ -659,7 +700,8 @@ def print_table(args: argparse.Namespace, results: dict[str, list[dict[str, Any]
         print(
             f"| {name} | {cell('ours', 'rps', ',.0f')} | {cell('peer', 'rps', ',.1f')} "
             f"| {ratios} | {lat} | {peer_lat} | {cell('ours', 'cpu_ms', '.2f')} "
-            f"| {cell('peer', 'cpu_ms', '.2f')} |"
+            f"| {cell('peer', 'cpu_ms', '.2f')} | {cell('ours', 'db_cpu_ms', '.2f')} "
+            f"| {cell('peer', 'db_cpu_ms', '.2f')} |"
         )
 
 

@@ -24,7 +24,9 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
 
+from bench._common import process_cpu_seconds  # noqa: E402
 
 # Sent with --compare to take the DRF view: no authentication class knows the scheme, so the
 # request is as anonymous as without it, but cards/api/by_id.py leaves any Authorization to DRF.
@@ -73,6 +75,15 @@ def setup(database_url: str, redis_url: str) -> None:
     django.setup()
 
 
+def backend_pid() -> int:
+    """The process id of this thread's PostgreSQL backend (the requests run on this thread)."""
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_backend_pid()")
+        return int(cursor.fetchone()[0])
+
+
 def agent_paths(template: str) -> list[str]:
     """``template`` filled with each of 500 agents' ids."""
     from cards.models import Agent
@@ -119,12 +130,16 @@ def main() -> None:
         compare(run, args.requests, args.compare, statuses)
         return
     statuses.clear()
+    backend = backend_pid()
     wall, cpu = time.perf_counter(), time.process_time()
+    server = process_cpu_seconds(backend)
     run(args.requests)
     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    server = process_cpu_seconds(backend) - server
     print(
         f"{args.requests} requests: {wall / args.requests * 1000:.3f} ms wall, "
-        f"{cpu / args.requests * 1000:.3f} ms CPU per request; statuses {statuses}"
+        f"{cpu / args.requests * 1000:.3f} ms CPU per request, "
+        f"{server / args.requests * 1000:.3f} ms of its PostgreSQL backend's; statuses {statuses}"
     )
     if args.no_profile:
         return

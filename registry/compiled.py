@@ -32,6 +32,13 @@ _EPOCH = datetime(1901, 2, 3, tzinfo=UTC)
 _INTEGERS = ("AutoField", "BigAutoField", "IntegerField", "BigIntegerField")
 
 
+def prepared_cursor(connection: Any) -> Any:
+    """A cursor whose statements PostgreSQL prepares once per connection
+    (registry/postgresql/base.py); Django's cursor on another database."""
+    prepared = getattr(connection, "prepared_cursor", None)
+    return prepared() if prepared is not None else connection.cursor()
+
+
 def uuid_array(ids: Iterable[uuid.UUID]) -> str:
     """``ids`` as one PostgreSQL array literal (for ``%s::uuid[]``): hundreds of ids are one
     value for Django and the driver to pass, not one each (32 hex digits each: PostgreSQL reads
@@ -121,7 +128,7 @@ class Compiled:
     def one(self, **values: Any) -> tuple[Any, ...] | None:
         """The first row of the query run with ``values``, as the driver gives it."""
         connection = connections[self.using]
-        with connection.cursor() as cursor:
+        with prepared_cursor(connection) as cursor:
             cursor.execute(self.sql, self.params(connection, values))
             row = cursor.fetchone()
         return tuple(row) if row is not None else None
@@ -129,7 +136,7 @@ class Compiled:
     def all(self, **values: Any) -> list[tuple[Any, ...]]:
         """Every row of the query run with ``values``, as the driver gives them."""
         connection = connections[self.using]
-        with connection.cursor() as cursor:
+        with prepared_cursor(connection) as cursor:
             cursor.execute(self.sql, self.params(connection, values))
             return [tuple(row) for row in cursor.fetchall()]
 

@@ -134,6 +134,10 @@ else:
     DATABASES["default"]["CONN_HEALTH_CHECKS"] = env_bool("REGISTRY_DB_HEALTH_CHECKS", True)
     if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
         DATABASES["default"]["ENGINE"] = "registry.postgresql"
+    # The reads compiled once (registry/compiled.py) run as prepared statements: PostgreSQL plans
+    # them once per connection (registry/postgresql/base.py). Off behind a pooler in transaction
+    # mode, which does not keep a client's statements.
+    DATABASES["default"]["PREPARED"] = env_bool("REGISTRY_DB_PREPARED", True)
     # Under ASGI (registry.asgi: uvicorn, and gunicorn's uvicorn workers) Django runs each
     # request's sync code in a fresh thread, so per-thread persistent connections are never
     # reused; a psycopg connection pool keeps them (docs/benchmarks-protocols.md).

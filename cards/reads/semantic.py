@@ -43,7 +43,7 @@ from django.db.models.expressions import RawSQL
 from cards.embedding import hubs, model, vectors
 from cards.models import Agent, Skill
 from cards.reads.request_frame import need_of
-from registry.compiled import among, uuid_array
+from registry.compiled import among, prepared_cursor, uuid_array
 
 # Chosen on the tuning halves of bench/queries/ (docs/search.md, "Quality"); never on held-out.
 FLOOR = 0.12  # fused similarity under which an agent is noise (nearest-neighbour candidates too)
@@ -407,8 +407,8 @@ def _named(found: list[Match]) -> list[Match]:
     if not wanted:
         return found
     names: dict[uuid.UUID, list[str]] = {}
-    if _postgres():  # one array parameter (see uuid_array), no queryset to build
-        with connection.cursor() as cursor:
+    if _postgres():  # one array parameter (see uuid_array), prepared once per connection
+        with prepared_cursor(connection) as cursor:
             cursor.execute(
                 "SELECT agent_id, name, skill_id FROM cards_skill"
                 " WHERE agent_id = ANY(%s::uuid[]) ORDER BY agent_id, position",
