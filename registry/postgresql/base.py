@@ -45,9 +45,9 @@ class PreparedCursor(psycopg.Cursor[Any]):
     """A server-binding cursor (as Django's with ``server_side_binding``) whose statements are
     prepared on their first run.
 
-    The connection keeps psycopg's preparation off (Django's default, ``prepare_threshold``
-    None: its own cursors interpolate values, nothing to prepare); it is turned on only while
-    this cursor runs a statement."""
+    The connection keeps psycopg's preparation as configured (off by Django's default,
+    ``prepare_threshold`` None: its own cursors interpolate values, nothing to prepare); it is
+    turned on only while this cursor runs a statement."""
 
     def execute(self, query: Any, params: Any = None, **options: Any) -> Any:
         try:
@@ -65,11 +65,12 @@ class PreparedCursor(psycopg.Cursor[Any]):
 
     def _prepared(self, query: Any, params: Any, options: dict[str, Any]) -> Any:
         connection = self.connection
+        threshold = connection.prepare_threshold
         connection.prepare_threshold = 0
         try:
             return super().execute(query, params, **options)
         finally:
-            connection.prepare_threshold = None
+            connection.prepare_threshold = threshold
 
 
 class DatabaseOperations(operations.DatabaseOperations):
