@@ -163,3 +163,15 @@ def mcp_session(base: str, body: Callable[[Any], Awaitable[Any]]) -> Any:
 def mcp_call(base: str, tool: str, arguments: dict[str, Any]) -> Any:
     """One MCP tool call through the official client (its ``CallToolResult``)."""
     return mcp_session(base, lambda session: session.call_tool(tool, arguments))
+
+
+def other_connection() -> Any:
+    """A plain psycopg connection (autocommit) to the test database, beside Django's: what
+    another process (a migration, a restart) does to the server."""
+    import psycopg
+    from django.db import connection
+
+    params = connection.get_connection_params()
+    params.pop("cursor_factory", None)
+    params.pop("context", None)
+    return psycopg.connect(**params, autocommit=True)

@@ -17,12 +17,12 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
-import psycopg
 import pytest
 from django.core.handlers.wsgi import WSGIHandler
 from django.db import connection
 
 from tests.factories import agent_from_card, minimal_card
+from tests.support import other_connection
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -48,10 +48,7 @@ def _traced(call: Any) -> tuple[Any, str]:
 
 
 def _terminate(pid: int) -> None:
-    params = connection.get_connection_params()
-    params.pop("cursor_factory", None)
-    params.pop("context", None)
-    with psycopg.connect(**params, autocommit=True) as other:
+    with other_connection() as other:
         other.execute("SELECT pg_terminate_backend(%s)", [pid])
         deadline = time.monotonic() + 5
         while time.monotonic() < deadline:

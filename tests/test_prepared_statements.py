@@ -12,16 +12,15 @@ from __future__ import annotations
 import uuid
 from collections.abc import Iterator
 
-import psycopg
 import pytest
 from django.db import connection
-from django.test import override_settings
 from django.test.utils import CaptureQueriesContext
 
 from cards.reads import documents
 from cards.reads.gate import ANONYMOUS
 from registry.postgresql.base import PreparedCursor
 from tests.factories import agent_from_card, minimal_card
+from tests.support import other_connection
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -42,13 +41,6 @@ def _server_statements() -> list[str]:
     with connection.cursor() as cursor:
         cursor.execute("SELECT statement FROM pg_prepared_statements")
         return [row[0] for row in cursor.fetchall()]
-
-
-def _other_connection() -> psycopg.Connection:
-    params = connection.get_connection_params()
-    params.pop("cursor_factory", None)
-    params.pop("context", None)
-    return psycopg.connect(**params, autocommit=True)
 
 
 def _probe_value() -> object:
@@ -80,7 +72,7 @@ def test_a_statement_whose_result_changed_type_is_prepared_again() -> None:
         cursor.execute(f"INSERT INTO {PROBE} VALUES (1)")
     assert _probe_value() == 1
     assert any(PROBE in statement for statement in _server_statements())
-    with _other_connection() as other:  # a migration run by another process
+    with other_connection() as other:  # a migration run by another process
         other.execute(f"ALTER TABLE {PROBE} ALTER COLUMN x TYPE bigint")
         other.execute(f"ALTER TABLE {PROBE} ALTER COLUMN x TYPE text")
     # PostgreSQL refuses the prepared statement ("cached plan must not change result type");
@@ -108,7 +100,7 @@ def test_inside_a_transaction_a_stale_statement_is_an_error_not_a_retry() -> Non
         cursor.execute(f"CREATE TABLE {PROBE} (x integer)")
         cursor.execute(f"INSERT INTO {PROBE} VALUES (1)")
     assert _probe_value() == 1
-    with _other_connection() as other:
+    with other_connection() as other:
         other.execute(f"ALTER TABLE {PROBE} ALTER COLUMN x TYPE text")
     # The transaction is aborted by the failure: running again inside it cannot succeed.
     with pytest.raises(NotSupportedError), transaction.atomic():
@@ -118,12 +110,11 @@ def test_inside_a_transaction_a_stale_statement_is_an_error_not_a_retry() -> Non
 
 def test_off_the_reads_use_djangos_own_cursor() -> None:
     agent = agent_from_card(minimal_card(name="Not prepared"))
-    with override_settings():
-        connection.settings_dict["PREPARED"] = False
-        try:
-            with connection.prepared_cursor() as cursor:
-                assert not isinstance(cursor.cursor, PreparedCursor)
-            documents.detail(ANONYMOUS, agent.pk, base="http://testserver")
-            assert _server_statements() == []
-        finally:
-            connection.settings_dict["PREPARED"] = True
+    connection.settings_dict["PREPARED"] = False
+    try:
+        with connection.prepared_cursor() as cursor:
+            assert not isinstance(cursor.cursor, PreparedCursor)
+        documents.detail(ANONYMOUS, agent.pk, base="http://testserver")
+        assert _server_statements() == []
+    finally:
+        connection.settings_dict["PREPARED"] = True

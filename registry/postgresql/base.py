@@ -103,7 +103,8 @@ class DatabaseWrapper(base.DatabaseWrapper):
             loader = self.connection.adapters.get_loader(base.TIMESTAMPTZ_OID, pq.Format.TEXT)
             if self.timezone != loader.timezone:
                 register_tzloader(self.timezone, cursor)
-            driver = cast(Any, cursor)  # django-stubs type the driver's cursor as Django's
+            # Django wraps the driver's cursor (its stubs name the wrapper's type instead).
+            driver = cast(Any, cursor)
             return (
                 self.make_debug_cursor(driver) if self.queries_logged else self.make_cursor(driver)
             )
