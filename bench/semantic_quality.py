@@ -18,6 +18,12 @@ recall@5: the share of the best-graded agents (grade 2, or all relevant for bina
 top 5, over min(5, their number); nDCG@5 with gains 2^grade - 1. Negatives: the share with no
 ``confident`` result (and with nothing at all). ``--tune`` sweeps the ranking constants on the
 tuning needs only (and agents.json), never on held-out.
+
+``--more-references FILE`` (repeatable) adds each non-empty line of FILE to the hubness
+references (``cards.embedding.hubs.REFERENCES``) for the run, with ``--hub-top`` as their TOP and
+the corpus cards' mean hubness under them as ``HUB_CENTER`` (as the committed centre was
+chosen): bench/references/ holds the two sets tried on 2026-11-28 (docs/search.md, "More hubness
+references").
 """
 
 from __future__ import annotations
@@ -225,6 +231,34 @@ def report(
         )
 
 
+def more_references(files: list[Path], top: int, corpus: list[Any]) -> None:
+    """Hubness measured against more references (each line of ``files``) and the mean of the
+    best ``top``, centred on the corpus cards' mean hubness under them, for this run."""
+    import numpy as np
+
+    from cards.embedding import hubs, vectors
+    from cards.embedding.store import stored_rows
+    from cards.models import AgentEmbedding
+    from cards.reads import semantic
+
+    known = {text.lower() for text in hubs.REFERENCES}
+    for path in files:
+        for line in path.read_text().splitlines():
+            if line.strip() and line.strip().lower() not in known:
+                known.add(line.strip().lower())
+                hubs.REFERENCES = (*hubs.REFERENCES, line.strip())
+    hubs.TOP = top or hubs.TOP
+    hubs._matrix.clear()
+    vectors.reset()
+    refs = hubs.references()
+    rows = AgentEmbedding.objects.filter(agent_id__in=corpus).values_list("vector", flat=True)
+    semantic.HUB_CENTER = float(np.mean([hubs.hubness(stored_rows(raw), refs) for raw in rows]))
+    print(
+        f"hubness references: {len(hubs.REFERENCES)}, TOP {hubs.TOP}, "
+        f"HUB_CENTER {semantic.HUB_CENTER:.3f} (the corpus cards' mean)"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument(
@@ -239,6 +273,14 @@ def main() -> None:
         default=1,
         help="Embed every agent again in this many shuffled orders and report the means.",
     )
+    parser.add_argument(
+        "--more-references",
+        action="append",
+        default=[],
+        type=Path,
+        help="a file of everyday needs, one a line, added to the hubness references",
+    )
+    parser.add_argument("--hub-top", type=int, default=0, help="hubs.TOP with them (0: as is)")
     args = parser.parse_args()
     open_database(args.database_url)
 
@@ -255,6 +297,8 @@ def main() -> None:
     vectors.reset()
     sets = load_sets()
     demo = [pk for pk, label in labels.items() if label.startswith("demo/")]
+    if args.more_references or args.hub_top:
+        more_references(args.more_references, args.hub_top, [pk for pk in labels if pk not in demo])
 
     def asker(data: dict[str, Any]) -> Any:
         def ask(text: str, terms: Any) -> list[tuple[str, bool]]:

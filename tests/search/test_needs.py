@@ -121,3 +121,22 @@ def test_a_set_of_one_split(name: str, split: str, words: int, shapes: int) -> N
     assert kinds["words"] >= words and kinds["shape"] >= shapes, kinds
     assert all(item.get("filter") for item in data["queries"] if item["kind"] == "shape")
     assert len(data["negative"]) >= 12
+
+
+def test_the_extra_hubness_references_are_no_quality_need() -> None:
+    """bench/references/ (the hubness references tried with bench/semantic_quality.py
+    --more-references) holds everyday needs, none of them a need or negative of a quality set,
+    each once."""
+    asked = {
+        (item if isinstance(item, str) else item["q"]).strip().lower()
+        for path in QUERIES.glob("*.json")
+        for key in ("queries", "negative")
+        for item in _needs(path).get(key, [])
+    }
+    assert len(asked) > 250
+    files = sorted((QUERIES.parent / "references").glob("*.txt"))
+    assert len(files) == 2
+    for path in files:
+        lines = [line.strip().lower() for line in path.read_text().splitlines()]
+        assert all(lines) and len(lines) == len(set(lines)) >= 100
+        assert not set(lines) & asked, path.name
