@@ -87,7 +87,7 @@ def main() -> None:
         centred = rows - rows.mean(axis=0)
         values, axes = np.linalg.eigh(centred.T @ centred / len(rows))
         axes, values = axes[:, ::-1], values[::-1]
-        asked = sorted({int(spec.split(":")[1]) for spec in args.rows.split(",")})
+        counts = sorted({int(spec.split(":")[1]) for spec in args.rows.split(",")})
         for dims in (int(d) for d in args.pca.split(",")):
             basis = axes[:, :dims].astype(np.float32)
             projected = centred @ basis
@@ -100,7 +100,7 @@ def main() -> None:
             kept = values[:dims].sum() / values.sum()
             spent = time.monotonic() - started
             print(f"{kind}: {kept:.3f} of the variance, built in {spent:.0f} s")
-            args.rows += "".join(f",{kind}:{count}" for count in asked)
+            args.rows += "".join(f",{kind}:{count}" for count in counts)
     print(
         f"{'graph':6s} {'rows asked':>10s} {'CPU ms/search':>14s} "
         f"{'exact ' + str(WANTED) + ' agents found':>24s}"
