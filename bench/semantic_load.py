@@ -96,7 +96,7 @@ def phases(agents: Any, count: int = 200, passes: int = 3) -> None:
     # A snapshot written soon after a bulk write (bench/borrow_vectors.py, a reembed) has its
     # floor far behind its last row: until WINDOW_SECONDS after opening it, each refresh (once
     # a second) reads the seq of every row after that floor, 100,000 at 100,000 agents (about
-    # 0.3-0.6 ms a search in a loop like this one). A process that has served that long no
+    # 0.3-0.9 ms a search in a loop like this one). A process that has served that long no
     # longer does: wait for it, as a running web process has.
     time.sleep(vectors.WINDOW_SECONDS + 1)
     semantic.rank("warm up", agents, limit=20)

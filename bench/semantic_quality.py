@@ -243,10 +243,10 @@ def more_references(files: list[Path], top: int, corpus: list[Any]) -> None:
 
     known = {text.lower() for text in hubs.REFERENCES}
     for path in files:
-        for line in path.read_text().splitlines():
-            if line.strip() and line.strip().lower() not in known:
-                known.add(line.strip().lower())
-                hubs.REFERENCES = (*hubs.REFERENCES, line.strip())
+        for text in (line.strip() for line in path.read_text().splitlines()):
+            if text and text.lower() not in known:
+                known.add(text.lower())
+                hubs.REFERENCES = (*hubs.REFERENCES, text)
     hubs.TOP = top or hubs.TOP
     hubs._matrix.clear()
     vectors.reset()
