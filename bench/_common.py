@@ -130,6 +130,11 @@ def process_cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / _TICK
 
 
+def cpu_seconds(pids: list[int]) -> float:
+    """user + system CPU seconds of the processes ``pids`` (those gone count 0)."""
+    return sum(process_cpu_seconds(pid) for pid in pids)
+
+
 def children_of(pid: int) -> list[int]:
     """Direct children of ``pid``."""
     found = []

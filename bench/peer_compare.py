@@ -54,6 +54,10 @@ from urllib.parse import quote, urlsplit
 
 ROOT = Path(__file__).resolve().parents[1]
 PYTHON = Path(sys.executable)
+sys.path.insert(0, str(ROOT))
+
+from bench._common import cpu_seconds, process_cpu_seconds  # noqa: E402
+
 SYNTH_SEED = 1
 PAGE = 20
 DEEP_OFFSET = 5000  # the deep page starts at row 5,001
@@ -99,16 +103,6 @@ def process_tree(root: int) -> list[int]:
         frontier = [pid for pid, ppid in parents.items() if ppid in frontier]
         tree += frontier
     return tree
-
-
-def cpu_seconds(pids: list[int]) -> float:
-    tick = os.sysconf("SC_CLK_TCK")
-    total = 0.0
-    for pid in pids:
-        fields = _stat(pid)
-        if fields is not None:
-            total += (int(fields[11]) + int(fields[12])) / tick
-    return total
 
 
 def wait_up(url: str, process: subprocess.Popen[bytes], what: str) -> None:
@@ -351,7 +345,6 @@ PEER_COLUMNS = (
 def seed_peer(args: argparse.Namespace, agents: list[tuple[Any, datetime, int]]) -> None:
     import psycopg
 
-    sys.path.insert(0, str(ROOT))
     from bench import synth
 
     placeholders = ", ".join(["%s"] * len(PEER_COLUMNS.split(",")))
@@ -492,14 +485,14 @@ def measure(
     pids = process_tree(server.pid)
     backends = database_backends(database_url)
     before = cpu_seconds(pids)
-    before_db = {pid: cpu_seconds([pid]) for pid in backends}
+    before_db = {pid: process_cpu_seconds(pid) for pid in backends}
     load = os.getloadavg()[0]
     result = wrk(port, paths, args.threads, args.connections, args.duration)
     requests = max(result["requests"], 1)
     result["cpu_ms"] = (cpu_seconds(pids) - before) / requests * 1000
     # Backends that lived through the run: one that ended (a connection past its age) takes
     # its CPU with it, so the figure is a floor.
-    after_db = {pid: cpu_seconds([pid]) for pid in backends if _stat(pid) is not None}
+    after_db = {pid: process_cpu_seconds(pid) for pid in backends if _stat(pid) is not None}
     spent = sum(after_db[pid] - before_db[pid] for pid in after_db)
     result["db_cpu_ms"] = spent / requests * 1000
     result["load"] = load

@@ -36,6 +36,9 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 PYTHON = sys.executable
+sys.path.insert(0, str(ROOT))
+
+from bench._common import cpu_seconds  # noqa: E402
 
 LUA = """
 local paths = {}
@@ -134,18 +137,6 @@ def sql_floor(paths: list[str], samples: int) -> float:
                 total += plan["Planning Time"] + plan["Execution Time"]
         totals.append(total)
     return statistics.median(totals) if totals else 0.0
-
-
-def cpu_seconds(pids: list[int]) -> float:
-    tick = os.sysconf("SC_CLK_TCK")
-    total = 0.0
-    for pid in pids:
-        try:
-            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        except FileNotFoundError:
-            continue
-        total += (int(fields[11]) + int(fields[12])) / tick
-    return total
 
 
 def postgres_pids() -> list[int]:

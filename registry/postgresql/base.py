@@ -103,11 +103,12 @@ class DatabaseWrapper(base.DatabaseWrapper):
             loader = self.connection.adapters.get_loader(base.TIMESTAMPTZ_OID, pq.Format.TEXT)
             if self.timezone != loader.timezone:
                 register_tzloader(self.timezone, cursor)
-            # Django wraps the driver's cursor (its stubs name the wrapper's type instead).
-            driver = cast(Any, cursor)
-            return (
-                self.make_debug_cursor(driver) if self.queries_logged else self.make_cursor(driver)
-            )
+            # As Django's _prepare_cursor: this thread's connection, wrapped for query logging
+            # when queries are logged (the classes of the backend's make_debug_cursor and
+            # make_cursor).
+            self.validate_thread_sharing()
+            wrapper = base.CursorDebugWrapper if self.queries_logged else CursorWrapper
+            return wrapper(cursor, self)
 
     def is_usable(self) -> bool:
         conn = self.connection
