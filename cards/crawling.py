@@ -412,7 +412,8 @@ def card_ingest(
         result.body,
         card_url=result.url,
         lenient_content_type=result.lenient_content_type,
-        pinned_jwks=trust.pinned_jwks(agent_id),
+        # Read only if the card is signed: most are not, and it is one query less.
+        pinned_jwks=lambda: trust.pinned_jwks(agent_id),
     )
     signature = report.signature
     sha256 = hashlib.sha256(result.body).hexdigest()
@@ -427,9 +428,14 @@ def card_ingest(
         if agent is None:
             return "missing"
         previous = agent.latest_snapshot
+        # No card stored yet: then the agent has no snapshot, index row, schema use or key of
+        # its own (a snapshot is written only here, and the agent then points at it), and
+        # nothing is looked up or deleted. No crawl yet: no attempt either (each sets it).
+        fresh = previous is None
+        first_crawl = agent.last_crawled_at is None
         # The agent row is locked: no other crawl of it can insert this snapshot meanwhile, so
         # a plain look-up then insert (no savepoint) is enough.
-        snapshot = Snapshot.objects.filter(agent=agent, sha256=sha256).first()
+        snapshot = None if fresh else Snapshot.objects.filter(agent=agent, sha256=sha256).first()
         created = snapshot is None
         snapshot = snapshot or Snapshot.objects.create(
             agent=agent,
@@ -454,9 +460,15 @@ def card_ingest(
         if report.card is not None and (changed or agent.content_sha256 != sha256):
             apply_summary(agent, report.card)
             # The rows just written are what the documents are rendered from: no re-reading.
-            store.preload(agent, index_card(agent, report.card, fresh=previous is None))
+            store.preload(
+                agent,
+                index_card(agent, report.card, fresh=fresh),
+                # A first crawl's only attempt is its success, recorded below.
+                uptime=store.uptime_of(1, 1, 1, 1) if first_crawl else None,
+                keys=[] if fresh and not trust.adds_keys(signature) else None,
+            )
             for step in hooks.index_steps:  # schemas_app: the schema index and its history
-                step(agent=agent, card=report.card, snapshot=snapshot)
+                step(agent=agent, card=report.card, snapshot=snapshot, fresh=fresh)
             # Its text may have changed: embed it for semantic search once this commits.
             embedding_pending.embed_after_commit([str(agent.pk)])
         agent.latest_snapshot = snapshot

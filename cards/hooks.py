@@ -15,7 +15,8 @@ from registry.findings import Finding
 
 # (data as served, card in the v1.0 shape) -> more findings about the card; database-free.
 CardCheck = Callable[[Any, Any], Iterable[Finding]]
-# (agent, card, snapshot) -> None: more index rows, written in the ingest transaction.
+# (agent, card, snapshot, fresh) -> None: more index rows, written in the ingest transaction;
+# ``fresh``: the agent had no card stored before, so it has no such rows to replace.
 IndexStep = Callable[..., Any]
 # (snapshot ids) -> {snapshot id: [detail rows]}: what a history entry shows besides the card.
 SnapshotDetails = Callable[[list[Any]], dict[Any, list[dict[str, Any]]]]

@@ -43,6 +43,11 @@ def _verified_keys(report: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return keys
 
 
+def adds_keys(report: SignatureReport | None) -> bool:
+    """Whether recording ``report`` gives the agent keys (a signature verified by a bound key)."""
+    return report is not None and bool(_verified_keys(report.as_dict()))
+
+
 def record_signature(
     agent: Agent, report: SignatureReport | None, *, snapshot: Snapshot | None, now: datetime
 ) -> None:

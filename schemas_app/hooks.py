@@ -11,8 +11,8 @@ from schemas_app.selectors import changes_by_snapshot
 from schemas_app.services import index_agent_schemas
 
 
-def _index(*, agent: Any, card: dict[str, Any], snapshot: Any) -> None:
-    index_agent_schemas(agent=agent, card=card, snapshot=snapshot)
+def _index(*, agent: Any, card: dict[str, Any], snapshot: Any, fresh: bool = False) -> None:
+    index_agent_schemas(agent=agent, card=card, snapshot=snapshot, fresh=fresh)
 
 
 def catalogue_rows(agent: Any) -> list[dict[str, Any]]:

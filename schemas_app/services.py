@@ -99,12 +99,19 @@ def _current_state(agent: Agent) -> dict[str, _NamedState]:
 
 
 def index_agent_schemas(
-    *, agent: Agent, card: dict[str, Any], snapshot: Snapshot | None = None, data: Any = None
+    *,
+    agent: Agent,
+    card: dict[str, Any],
+    snapshot: Snapshot | None = None,
+    data: Any = None,
+    fresh: bool = False,
 ) -> list[SchemaChange]:
     """Replace the agent's schema index with what ``card`` declares; record changes.
 
     ``data`` (the document as served) is accepted for symmetry with the checks and unused:
-    the normalised card keeps every member this looks at. Returns the changes recorded.
+    the normalised card keeps every member this looks at. ``fresh``: the agent has no card
+    stored before this one, so it has no schema use to read or delete. Returns the changes
+    recorded.
     """
     del data
     found = extract(card)
@@ -123,7 +130,7 @@ def index_agent_schemas(
     def doc_of(analysis: SchemaAnalysis) -> SchemaDocument | None:
         return documents.get(analysis.sha256) if analysis.storable else None
 
-    previous = _current_state(agent)
+    previous = {} if fresh else _current_state(agent)
     rows: list[SchemaUse] = []
     new_state: dict[str, _NamedState] = {}
     for name, (item, analysis) in declared.items():
@@ -172,7 +179,8 @@ def index_agent_schemas(
                 pointer=(field_ref.pointer + "/schema")[:2048],
             )
         )
-    SchemaUse.objects.filter(agent=agent).delete()
+    if not fresh:
+        SchemaUse.objects.filter(agent=agent).delete()
     SchemaUse.objects.bulk_create(rows)
 
     previous_id = agent.latest_snapshot_id

@@ -6,7 +6,8 @@
 every registered check, such as the embedded schemas, and the signature report); :func:`run_url`
 fetches first. The crawl (``cards.crawling``), ``POST /api/v1/validate`` and bulk imports all
 call these; writing what a report says (snapshot, index, history, health) is the services' job.
-Pinned keys come from the caller, which may read them from the database; nothing here does.
+Pinned keys come from the caller, which may read them from the database (or pass a function that
+does, called only for a signed card); nothing here does.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from typing import Any
 from cards.pipeline.check import check, rule_context
 from cards.pipeline.fetch import fetch_card
 from cards.pipeline.report import CardReport
-from cards.pipeline.verify import verify
+from cards.pipeline.verify import PinnedJwks, verify
 from registry.http import FetchResult
 
 __all__ = ["CardReport", "check", "fetch_card", "rule_context", "run", "run_url", "verify"]
@@ -27,7 +28,7 @@ def run(
     *,
     card_url: str = "",
     lenient_content_type: bool = False,
-    pinned_jwks: dict[str, Any] | None = None,
+    pinned_jwks: PinnedJwks = None,
 ) -> CardReport:
     """Parse, validate (card rules and registered checks) and verify one card document."""
     report = check(raw=raw, lenient_content_type=lenient_content_type)

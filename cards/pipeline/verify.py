@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from cards.parsing import ParsedDocument
 from cards.signatures import JwksSource, SignatureReport, verify_document
+from cards.signatures.verify import PinnedJwks
 
 
 def verify(
-    parsed: ParsedDocument, *, card_url: str, pinned_jwks: dict[str, Any] | None = None
+    parsed: ParsedDocument, *, card_url: str, pinned_jwks: PinnedJwks = None
 ) -> SignatureReport | None:
     """The signature report of a parsed document; None when there is no JSON to verify."""
     if parsed.data is None:

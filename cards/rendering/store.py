@@ -85,22 +85,34 @@ def _agents_for_render() -> Any:
     )
 
 
-def preload(agent: Agent, rows: IndexRows) -> None:
+def preload(
+    agent: Agent,
+    rows: IndexRows,
+    *,
+    uptime: tuple[float | None, float | None] | None = None,
+    keys: list[Any] | None = None,
+) -> None:
     """An agent the caller holds locked and the index rows it has just written: its next
-    rendering uses them instead of reading them back (a crawl that changed the card)."""
-    _preloaded.rows = {**getattr(_preloaded, "rows", {}), agent.pk: (agent, rows)}
+    rendering uses them instead of reading them back (a crawl that changed the card). The
+    caller may also know the agent's ``uptime`` (7 days, 30 days) and its ``keys``: an agent
+    crawled for the first time has one attempt, and no key unless its card was signed. Those
+    are then not read either."""
+    _preloaded.rows = {**getattr(_preloaded, "rows", {}), agent.pk: (agent, rows, uptime, keys)}
 
 
 def agent_render(agent_id: Any) -> None:
     """Render and store one agent's documents, tag array and facet contribution."""
-    known: tuple[Agent, IndexRows] | None = getattr(_preloaded, "rows", {}).pop(agent_id, None)
+    known: tuple[Agent, IndexRows, Any, list[Any] | None] | None = getattr(
+        _preloaded, "rows", {}
+    ).pop(agent_id, None)
+    uptimes_known: dict[Any, tuple[float | None, float | None]] = {}
     # No savepoint: inside a crawl the whole transaction is the unit; alone, this opens one.
     with transaction.atomic(savepoint=False):
         if known is None:
             locked = Agent.objects.select_for_update(of=("self",)).filter(pk=agent_id)
             agents = list(_agents_for_render() & locked)
         else:
-            agent, rows = known
+            agent, rows, uptime, keys = known
             cache = getattr(agent, "_prefetched_objects_cache", {})
             cache.update(
                 {
@@ -108,12 +120,14 @@ def agent_render(agent_id: Any) -> None:
                     "extensions": rows.extensions,
                     "tag_rows": rows.tags,
                     "mode_rows": rows.modes,
-                    "keys": list(agent.keys.all()),
+                    "keys": list(agent.keys.all()) if keys is None else keys,
                 }
             )
             agent._prefetched_objects_cache = cache  # type: ignore[attr-defined]
             agents = [agent]
-        _store_many(agents)
+            if uptime is not None:
+                uptimes_known[agent.pk] = uptime
+        _store_many(agents, uptimes_known)
 
 
 def render_all(*, batch: int = 500, stale_only: bool = False, progress: Any = None) -> int:
@@ -207,11 +221,15 @@ def json_text(document: dict[str, Any]) -> str:
     return json.dumps(document, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
 
 
-def _store_many(agents: list[Agent]) -> None:
-    """Render and store prefetched agents (the caller holds their row locks)."""
+def _store_many(
+    agents: list[Agent], known: dict[Any, tuple[float | None, float | None]] | None = None
+) -> None:
+    """Render and store prefetched agents (the caller holds their row locks); ``known``: the
+    uptimes the caller already has, by agent id (the others are counted in one query)."""
     if not agents:
         return
-    up = uptimes([agent.pk for agent in agents])
+    unknown = [agent.pk for agent in agents if agent.pk not in (known or {})]
+    up = {**(uptimes(unknown) if unknown else {}), **(known or {})}
     deltas: dict[FacetKey, list[int]] = {}
     for agent in agents:
         skills = list(agent.skills.all())

@@ -11,7 +11,7 @@ when no bound key verifies is a foreign ``jku`` fetched, to tell ``unbound-key``
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,6 +29,8 @@ logger = logging.getLogger(__name__)
 MAX_JWKS_URLS = 4
 # Outcomes of one key source for one signature, strongest first when nothing verified.
 _ORDER = ("unavailable-transient", "failed", "refused", "unavailable", "missing")
+# The keys curators pinned for an agent (a JWKS document), or a function that reads them.
+PinnedJwks = dict[str, Any] | Callable[[], dict[str, Any] | None] | None
 
 
 @dataclass
@@ -47,7 +49,7 @@ class _Verifier:
         data: Any,
         envelope: dict[str, Any] | None,
         card_url: str,
-        pinned_jwks: dict[str, Any] | None,
+        pinned_jwks: PinnedJwks,
         source: JwksSource,
     ) -> None:
         self.data = data if isinstance(data, dict) else None
@@ -56,13 +58,24 @@ class _Verifier:
         self.source = source
         self.lookups: dict[str, JwksLookup] = {}
         self.refetched: set[str] = set()  # at most one refetch per URL and document
-        self.pinned: JwksLookup | None = None
-        if pinned_jwks is not None:
-            try:
-                self.pinned = JwksLookup("", keyset=parse_jwks(pinned_jwks))
-            except JwksError as exc:
-                self.pinned = JwksLookup("", error=f"the pinned JWKS is unusable: {exc}")
+        self._pinned_jwks = pinned_jwks
+        self._pinned: JwksLookup | None = None
+        self._pinned_read = False
         self.payloads = Payloads(self.data)
+
+    @property
+    def pinned(self) -> JwksLookup | None:
+        """The keys curators pinned, read on first use: only a signature needs them."""
+        if not self._pinned_read:
+            self._pinned_read = True
+            given = self._pinned_jwks
+            jwks = given() if callable(given) else given
+            if jwks is not None:
+                try:
+                    self._pinned = JwksLookup("", keyset=parse_jwks(jwks))
+                except JwksError as exc:
+                    self._pinned = JwksLookup("", error=f"the pinned JWKS is unusable: {exc}")
+        return self._pinned
 
     # --- payloads ---------------------------------------------------------------------------
 
@@ -244,12 +257,15 @@ def verify_document(
     data: Any,
     envelope: dict[str, Any] | None = None,
     card_url: str = "",
-    pinned_jwks: dict[str, Any] | None = None,
+    pinned_jwks: PinnedJwks = None,
     jwks_source: JwksSource | None = None,
     *,
     findings: Iterable[Any] | None = None,
 ) -> SignatureReport:
     """Verify the signatures of a served card. Never raises.
+
+    ``pinned_jwks``: the keys curators pinned for the agent, or a function that reads them
+    (called only when the card has a signature to check).
 
     ``findings`` (optional, the parse findings): a document with duplicate JSON keys is
     ambiguous, so none of its signatures is accepted.
