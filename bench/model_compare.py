@@ -11,6 +11,9 @@ no floor. That isolates the model from the ranking built around it
 (``bench/semantic_quality.py`` measures the whole of it). Needs in words only, recall@5 and
 nDCG@5 as ``semantic_quality`` computes them.
 
+``--centre 0.5,1`` also ranks with every row and need moved away from the mean of the rows
+(``v - w * mean``, normalised again), a common cure for embeddings that all lean one way.
+
 Only the tuning needs are read unless ``--splits`` says otherwise: a model is a constant like
 any other, chosen on the tuning needs (docs/search.md, "Quality").
 
@@ -49,6 +52,7 @@ def compare(
     rows: dict[Any, list[str]],
     splits: list[str],
     whole_only: bool,
+    centre: list[float],
 ) -> None:
     from sentence_transformers import SentenceTransformer
 
@@ -65,6 +69,28 @@ def compare(
     spent = time.process_time() - started
     name = "/".join(Path(directory).parts[-2:]) + (" (whole text only)" if whole_only else "")
     print(f"\n{name}, {max_tokens} tokens: {len(texts)} texts, {spent:.1f} s of CPU (PyTorch)")
+    mean = vectors.mean(axis=0)
+    for weight in [0.0, *centre]:
+        if weight:
+            print(f"  rows and needs centred: less {weight} x the rows' mean, normalised again")
+        _report(encoder, _centred(vectors, mean, weight), owner, ids, labels, splits, mean, weight)
+
+
+def _centred(vectors: np.ndarray, mean: np.ndarray, weight: float) -> np.ndarray:
+    moved = vectors - weight * mean
+    return moved / np.linalg.norm(moved, axis=-1, keepdims=True)
+
+
+def _report(
+    encoder: Any,
+    vectors: np.ndarray,
+    owner: list[int],
+    ids: list[Any],
+    labels: dict[Any, str],
+    splits: list[str],
+    mean: np.ndarray,
+    weight: float,
+) -> None:
     for data in load_sets():
         corpus_only = data["corpus_only"]
         allowed = np.array(
@@ -79,6 +105,7 @@ def compare(
             if not needs:
                 continue
             asked = encoder.encode([n["q"] for n in needs], normalize_embeddings=True)
+            asked = _centred(asked, mean, weight)
             best = _best_rows(asked @ vectors.T, np.asarray(owner), len(ids))
             best[:, ~allowed] = -np.inf
             recalls, ndcgs = [], []
@@ -105,6 +132,9 @@ def main() -> None:
     parser.add_argument("--splits", default="tuning", help="Comma-separated: tuning,heldout,all")
     parser.add_argument("--whole-only", action="store_true", help="Only the whole text's row.")
     parser.add_argument("--skip-load", action="store_true", help="Reuse the loaded agents.")
+    parser.add_argument(
+        "--centre", default="", help="Also with rows and needs centred: weights, e.g. 0.5,1"
+    )
     args = parser.parse_args()
     open_database(args.database_url)
 
@@ -120,6 +150,7 @@ def main() -> None:
             rows,
             args.splits.split(","),
             args.whole_only,
+            [float(w) for w in args.centre.split(",") if w],
         )
 
 

@@ -1,6 +1,7 @@
 """Where the embedding model's time goes, and what the fused add & norm would cost.
 
     .venv/bin/python bench/model_ops.py --agents 200 --rounds 3
+    .venv/bin/python bench/model_ops.py --agents 300 --rounds 3 --batches 1,8,32,128
 
 Runs the shipped int8 graph through the model's own runner (``cards/embedding/model.py``:
 tokenising, each text alone, pooling; one thread, as the worker) over the texts of ``--agents``
@@ -9,7 +10,8 @@ the whole text and one per skill). Prints the
 texts/s of CPU and the ms of CPU per agent, alternating each round with the same graph whose
 add & norm is fused back into ONNX Runtime's SkipLayerNormalization (the form shipped before
 conversion 3), the cosine between the two forms' vectors, then an ONNX Runtime profile of the
-shipped graph: each operator's share of the kernel time.
+shipped graph: each operator's share of the kernel time. ``--batches`` measures only the
+shipped graph's rate in batches of texts of similar length, against each text alone.
 """
 
 from __future__ import annotations
@@ -115,11 +117,44 @@ def run(embed: Any, texts: list[str]) -> tuple[np.ndarray, float]:
     return vectors, time.process_time() - started
 
 
+def batched(session: Any, encodings: list[Any], size: int) -> float:
+    """CPU seconds to run ``encodings`` through ``session`` ``size`` at a time, sorted by
+    length (the least padding a batch can have); the states are not pooled."""
+    order = sorted(range(len(encodings)), key=lambda i: len(encodings[i].ids))
+    started = time.process_time()
+    for start in range(0, len(order), size):
+        chunk = [encodings[i].ids for i in order[start : start + size]]
+        ids = np.zeros((len(chunk), max(map(len, chunk))), dtype=np.int64)
+        mask = np.zeros_like(ids)
+        for row, text_ids in enumerate(chunk):
+            ids[row, : len(text_ids)] = text_ids
+            mask[row, : len(text_ids)] = 1
+        session.run(None, {"input_ids": ids, "attention_mask": mask})
+    return time.process_time() - started
+
+
+def batch_rates(path: Path, texts: list[str], sizes: list[int], rounds: int) -> None:
+    """The shipped graph's texts/s of CPU in batches of each size (1: each text alone, as
+    ingest runs it). Batches are what each text alone gave up (its activations' int8 scale
+    would then depend on its neighbours); this says what they would buy."""
+    made = runner(path)
+    encodings = made.tokenizer.encode_batch(texts)
+    batched(made.session, encodings[:50], 8)  # warm
+    for round_ in range(rounds):
+        rates = [
+            f"{size}: {len(texts) / batched(made.session, encodings, size):.0f}" for size in sizes
+        ]
+        print(f"round {round_ + 1}, texts/s of CPU by batch size: " + ", ".join(rates))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--agents", type=int, default=200)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument(
+        "--batches", help="Only this: texts/s in batches of these sizes (e.g. 1,8,32,128)."
+    )
     args = parser.parse_args()
     setup_django("sqlite:///:memory:")
     from cards.embedding import graph, model
@@ -129,6 +164,9 @@ def main() -> None:
     texts = [text for agent in agents for text in agent]
     tokens = statistics.mean(len(e.ids) for e in model._tokenizer().encode_batch(texts))
     print(f"{len(texts)} texts of {len(agents)} agents, {tokens:.1f} tokens a text")
+    if args.batches:
+        batch_rates(shipped, texts, [int(n) for n in args.batches.split(",")], args.rounds)
+        return
     with tempfile.TemporaryDirectory() as scratch:
         old = Path(scratch) / "fused.onnx"
         fused(shipped, old)
