@@ -18,6 +18,9 @@ from cards.models import Agent, AgentKey, Extension, Skill
 
 # Stands for the registry's base URL in stored documents (".invalid" can never be a real host);
 # the read side puts the real one in when it serves them.
+# An agent's uptime: the shares of successful crawl attempts over 7 and over 30 days.
+Uptime = tuple[float | None, float | None]
+
 BASE = "https://base.registry.invalid"
 _PLACEHOLDER = "00000000-0000-0000-0000-000000000000"
 _LINK_ROUTES = {
@@ -65,7 +68,7 @@ def _validation(agent: Agent) -> dict[str, Any]:
     }
 
 
-def health_section(agent: Agent, uptime: tuple[float | None, float | None]) -> dict[str, Any]:
+def health_section(agent: Agent, uptime: Uptime) -> dict[str, Any]:
     return {
         "state": agent.health,
         "consecutive_failures": agent.consecutive_failures,
@@ -113,9 +116,7 @@ def moderation_section(state: str, reason: str | None) -> dict[str, Any]:
     return {"state": state, "reason": reason or None}
 
 
-def summary(
-    agent: Agent, skills: list[Skill], uptime: tuple[float | None, float | None] = (None, None)
-) -> dict[str, Any]:
+def summary(agent: Agent, skills: list[Skill], uptime: Uptime = (None, None)) -> dict[str, Any]:
     """One row of a search result: the fields it shares with the detail have the detail's shape
     (``moderation``, ``health`` and ``crawl`` objects; a null ``signature_status`` until one was
     checked). See docs/api.md ("One shape per field")."""
@@ -148,7 +149,7 @@ def detail(
     skills: list[Skill],
     extensions: list[Extension],
     keys: list[AgentKey],
-    uptime: tuple[float | None, float | None],
+    uptime: Uptime,
 ) -> dict[str, Any]:
     """The public detail (the reader-dependent ``moderation`` and ``owned`` are added at read)."""
     signature: dict[str, Any] = {

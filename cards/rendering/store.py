@@ -23,6 +23,7 @@ from django.utils import timezone
 from cards.indexing import IndexRows, normalise_tag
 from cards.models import Agent, CrawlAttempt, Extension, FacetCount, Mode, Skill, SkillTag
 from cards.rendering import documents as rendered
+from cards.rendering.documents import Uptime
 
 # Bump when a document's shape changes; `manage.py render_documents` (and a data migration)
 # re-render every agent whose documents are older.
@@ -89,7 +90,7 @@ def preload(
     agent: Agent,
     rows: IndexRows,
     *,
-    uptime: tuple[float | None, float | None] | None = None,
+    uptime: Uptime | None = None,
     keys: list[Any] | None = None,
 ) -> None:
     """An agent the caller holds locked and the index rows it has just written: its next
@@ -102,10 +103,10 @@ def preload(
 
 def agent_render(agent_id: Any) -> None:
     """Render and store one agent's documents, tag array and facet contribution."""
-    known: tuple[Agent, IndexRows, Any, list[Any] | None] | None = getattr(
+    known: tuple[Agent, IndexRows, Uptime | None, list[Any] | None] | None = getattr(
         _preloaded, "rows", {}
     ).pop(agent_id, None)
-    uptimes_known: dict[Any, tuple[float | None, float | None]] = {}
+    uptimes_known: dict[Any, Uptime] = {}
     # No savepoint: inside a crawl the whole transaction is the unit; alone, this opens one.
     with transaction.atomic(savepoint=False):
         if known is None:
@@ -159,7 +160,7 @@ def render_stale_after_migrating(apps: Any, schema_editor: Any) -> None:
         print(f"\n  documents left to `manage.py render_documents`: {exc}".rstrip())
 
 
-def uptimes(agent_ids: list[Any]) -> dict[Any, tuple[float | None, float | None]]:
+def uptimes(agent_ids: list[Any]) -> dict[Any, Uptime]:
     """Share of successful crawl attempts over 7 and 30 days, per agent (one query)."""
     month, week = uptime_windows()
     rows = (
@@ -184,9 +185,7 @@ def uptime_windows(now: datetime | None = None) -> tuple[datetime, datetime]:
     return now - timedelta(days=30), now - timedelta(days=7)
 
 
-def uptime_of(
-    total: int, ok: int, week_total: int, week_ok: int
-) -> tuple[float | None, float | None]:
+def uptime_of(total: int, ok: int, week_total: int, week_ok: int) -> Uptime:
     """(7 days, 30 days) shares of successful attempts from their counts; None without any."""
     return (
         round(week_ok / week_total, 4) if week_total else None,
@@ -221,15 +220,14 @@ def json_text(document: dict[str, Any]) -> str:
     return json.dumps(document, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
 
 
-def _store_many(
-    agents: list[Agent], known: dict[Any, tuple[float | None, float | None]] | None = None
-) -> None:
-    """Render and store prefetched agents (the caller holds their row locks); ``known``: the
-    uptimes the caller already has, by agent id (the others are counted in one query)."""
+def _store_many(agents: list[Agent], uptimes_known: dict[Any, Uptime] | None = None) -> None:
+    """Render and store prefetched agents (the caller holds their row locks), with the uptimes
+    the caller already has, by agent id (the others' are counted in one query)."""
     if not agents:
         return
-    unknown = [agent.pk for agent in agents if agent.pk not in (known or {})]
-    up = {**(uptimes(unknown) if unknown else {}), **(known or {})}
+    known = uptimes_known or {}
+    unknown = [agent.pk for agent in agents if agent.pk not in known]
+    up = {**(uptimes(unknown) if unknown else {}), **known}
     deltas: dict[FacetKey, list[int]] = {}
     for agent in agents:
         skills = list(agent.skills.all())
@@ -380,9 +378,7 @@ CRAWL_STATE = (
 )
 
 
-def crawl_state_documents(
-    agent: Agent, uptime: tuple[float | None, float | None] | None = None
-) -> dict[str, Any] | None:
+def crawl_state_documents(agent: Agent, uptime: Uptime | None = None) -> dict[str, Any] | None:
     """The stored documents of ``agent`` with only its crawl state brought up to date (a 304:
     same card, same index), as column values to UPDATE together with that state. None when a
     full rendering is needed instead: documents of an older format, or a move into or out of
