@@ -395,6 +395,11 @@ def _apply_report(agent: Agent, report: CardReport, now: datetime) -> None:
         agent.last_success_at = now
 
 
+# The agent under its row lock, as a crawl that stored a card saves it (compiled once per
+# thread: every first crawl runs this read).
+_LOCKED = OneRow(lambda pk: Agent.objects.select_for_update().filter(pk=pk), pk=Agent._meta.pk)
+
+
 def card_ingest(
     *,
     agent_id: Any,
@@ -419,24 +424,20 @@ def card_ingest(
     sha256 = hashlib.sha256(result.body).hexdigest()
     now = timezone.now()
     with transaction.atomic(), rendering_once():
-        agent = (
-            Agent.objects.select_for_update(of=("self",))
-            .select_related("latest_snapshot")
-            .filter(pk=agent_id)
-            .first()
-        )
+        agent = _LOCKED.get(pk=agent_id)
         if agent is None:
             return "missing"
-        previous = agent.latest_snapshot
         # No card stored yet: then the agent has no snapshot, index row, schema use or key of
         # its own (a snapshot is written only here, and the agent then points at it), and
         # nothing is looked up or deleted. No crawl yet: no attempt either (each sets it).
-        fresh = previous is None
+        fresh = agent.latest_snapshot_id is None
         first_crawl = agent.last_crawled_at is None
         # The agent row is locked: no other crawl of it can insert this snapshot meanwhile, so
         # a plain look-up then insert (no savepoint) is enough.
         snapshot = None if fresh else Snapshot.objects.filter(agent=agent, sha256=sha256).first()
         created = snapshot is None
+        # The card this one replaces, read only for a new card of an agent that had one.
+        previous = None if fresh or not created else agent.latest_snapshot
         snapshot = snapshot or Snapshot.objects.create(
             agent=agent,
             sha256=sha256,
