@@ -20,8 +20,10 @@ their ids, a crawl's reads) through it, and everything else keeps Django's curso
 prepared before a migration changed the type of a column it returns fails once on PostgreSQL
 ("cached plan must not change result type"), as does one the server no longer has: outside a
 transaction the connection's statements are then dropped (``DEALLOCATE ALL``) and the query is
-run again. A connection pooler in transaction mode (PgBouncer before 1.21) does not keep a
-client's statements: set ``REGISTRY_DB_PREPARED=false`` behind one.
+run again; inside one it fails that transaction, whose rollback makes psycopg drop them, so the
+next transaction prepares it again (a crawl's locked read always runs in one). A connection
+pooler in transaction mode (PgBouncer before 1.21) does not keep a client's statements: set
+``REGISTRY_DB_PREPARED=false`` behind one.
 """
 
 from __future__ import annotations
