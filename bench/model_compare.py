@@ -73,11 +73,12 @@ def compare(
     for weight in [0.0, *centre]:
         if weight:
             print(f"  rows and needs centred: less {weight} x the rows' mean, normalised again")
-        _report(encoder, _centred(vectors, mean, weight), owner, ids, labels, splits, mean, weight)
+        shift = weight * mean
+        _report(encoder, _moved(vectors, shift), owner, ids, labels, splits, shift)
 
 
-def _centred(vectors: np.ndarray, mean: np.ndarray, weight: float) -> np.ndarray:
-    moved = vectors - weight * mean
+def _moved(vectors: np.ndarray, shift: np.ndarray) -> np.ndarray:
+    moved = vectors - shift
     return moved / np.linalg.norm(moved, axis=-1, keepdims=True)
 
 
@@ -88,8 +89,7 @@ def _report(
     ids: list[Any],
     labels: dict[Any, str],
     splits: list[str],
-    mean: np.ndarray,
-    weight: float,
+    shift: np.ndarray,
 ) -> None:
     for data in load_sets():
         corpus_only = data["corpus_only"]
@@ -105,7 +105,7 @@ def _report(
             if not needs:
                 continue
             asked = encoder.encode([n["q"] for n in needs], normalize_embeddings=True)
-            asked = _centred(asked, mean, weight)
+            asked = _moved(asked, shift)
             best = _best_rows(asked @ vectors.T, np.asarray(owner), len(ids))
             best[:, ~allowed] = -np.inf
             recalls, ndcgs = [], []

@@ -437,7 +437,7 @@ def card_ingest(
         snapshot = None if fresh else Snapshot.objects.filter(agent=agent, sha256=sha256).first()
         created = snapshot is None
         # The card this one replaces, read only for a new card of an agent that had one.
-        previous = None if fresh or not created else agent.latest_snapshot
+        previous = agent.latest_snapshot if created else None
         snapshot = snapshot or Snapshot.objects.create(
             agent=agent,
             sha256=sha256,

@@ -13,7 +13,7 @@ import threading
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, NamedTuple
 
 from django.db import DatabaseError, connection, transaction
 from django.db.models import Count, OuterRef, Prefetch, Q, Subquery
@@ -86,6 +86,15 @@ def _agents_for_render() -> Any:
     )
 
 
+class _Preloaded(NamedTuple):
+    """What a caller of :func:`preload` knows of an agent it holds locked."""
+
+    agent: Agent
+    rows: IndexRows
+    uptime: Uptime | None
+    keys: list[Any] | None
+
+
 def preload(
     agent: Agent,
     rows: IndexRows,
@@ -98,14 +107,13 @@ def preload(
     caller may also know the agent's ``uptime`` (7 days, 30 days) and its ``keys``: an agent
     crawled for the first time has one attempt, and no key unless its card was signed. Those
     are then not read either."""
-    _preloaded.rows = {**getattr(_preloaded, "rows", {}), agent.pk: (agent, rows, uptime, keys)}
+    known = _Preloaded(agent, rows, uptime, keys)
+    _preloaded.rows = {**getattr(_preloaded, "rows", {}), agent.pk: known}
 
 
 def agent_render(agent_id: Any) -> None:
     """Render and store one agent's documents, tag array and facet contribution."""
-    known: tuple[Agent, IndexRows, Uptime | None, list[Any] | None] | None = getattr(
-        _preloaded, "rows", {}
-    ).pop(agent_id, None)
+    known: _Preloaded | None = getattr(_preloaded, "rows", {}).pop(agent_id, None)
     uptimes_known: dict[Any, Uptime] = {}
     # No savepoint: inside a crawl the whole transaction is the unit; alone, this opens one.
     with transaction.atomic(savepoint=False):
