@@ -11,5 +11,8 @@ USER registry
 EXPOSE 8000
 # HTTP in Rust (granian), Django's WSGI application on 4 threads per worker, each request read in
 # full before a thread runs it (registry/rsgi.py; measured in docs/benchmarks.md, "Serving").
+# HTTP/1 only, with a 10 s bound on a header block and on the idle time before one: under
+# "--http auto" a connection that sends nothing is never closed (docs/security.md, "Serving").
 CMD ["granian", "--interface", "rsgi", "--host", "0.0.0.0", "--port", "8000", "--workers", "2", \
-     "--no-ws", "--respawn-failed-workers", "registry.rsgi:application"]
+     "--no-ws", "--http", "1", "--http1-header-read-timeout", "10000", \
+     "--respawn-failed-workers", "registry.rsgi:application"]

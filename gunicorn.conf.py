@@ -1,7 +1,9 @@
-"""gunicorn settings: compose's protocols service (uvicorn workers on ``registry.asgi``), and
-the web service for a deployment that runs it under gunicorn
-(``gunicorn -c gunicorn.conf.py registry.wsgi``). The image and compose's web service run
-granian instead (``registry.rsgi``: HTTP parsed in Rust; docs/benchmarks.md, "Serving").
+"""gunicorn settings: compose's protocols service (uvicorn workers on ``registry.asgi``,
+``-k registry.asgi_serving.BoundedUvicornWorker``), and the web service under gunicorn
+(``gunicorn -c gunicorn.conf.py registry.wsgi``), the measured comparison of
+docs/benchmarks.md and a fallback, not a production server: its threads read chunked bodies
+themselves (issue 35.5). The image and compose's web service run granian
+(``registry.rsgi``: HTTP parsed in Rust; docs/benchmarks.md, "Serving").
 
 The worker is gthread with requests read in the worker's event loop
 (:class:`registry.serving.BufferedThreadWorker`): a thread is given a request only once it has

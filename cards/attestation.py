@@ -7,6 +7,7 @@ what the registry saw at ``iat``, not a lasting certificate.
 
 from __future__ import annotations
 
+import datetime as dt
 import hashlib
 import time
 import uuid
@@ -40,6 +41,39 @@ def issuer(request_base_url: str) -> str:
     return (configured or request_base_url).rstrip("/")
 
 
+def _numeric_date(value: dt.datetime | str | None) -> int | None:
+    """A time as JWT writes it (RFC 7519 NumericDate: whole seconds since the epoch)."""
+    if isinstance(value, str):
+        try:
+            value = dt.datetime.fromisoformat(value)
+        except ValueError:
+            return None
+    if not isinstance(value, dt.datetime):
+        return None
+    if value.tzinfo is None:  # the report's times are UTC; never read one as local time
+        value = value.replace(tzinfo=dt.UTC)
+    return int(value.timestamp())
+
+
+def live_claim(agent: Agent) -> dict[str, Any]:
+    """What the live checks observed of the agent's own endpoint, and when (docs/live-checks.md
+    and docs/badges-and-attestations.md, "Live checks": the shape A2A issue #1934 proposes for
+    liveness attestations, where it fits)."""
+    report = agent.live if isinstance(agent.live, dict) else {}
+    messages = report.get("messages")
+    counts = report.get("counts")
+    return {
+        "outcome": agent.live_outcome or "not-checked",
+        "checked_at": _numeric_date(agent.live_checked_at),
+        "endpoint": report.get("endpoint") or "not-checked",
+        "counts": counts if isinstance(counts, dict) else None,
+        "failing_since": _numeric_date(report.get("failing_since")),
+        # Whether the owner had opted in to real messages when the run was made: without it,
+        # only requests that cannot start work were sent (no SendMessage).
+        "probe_messages": bool(isinstance(messages, dict) and messages.get("enabled")),
+    }
+
+
 def attestation_claims(agent: Agent, *, iss: str, now: int | None = None) -> dict[str, Any]:
     """The claims of an agent's attestation. The agent must have a latest snapshot."""
     snapshot = agent.latest_snapshot
@@ -68,6 +102,7 @@ def attestation_claims(agent: Agent, *, iss: str, now: int | None = None) -> dic
         },
         "health": agent.health,
         "moderation": agent.moderation,
+        "live": live_claim(agent),
     }
 
 

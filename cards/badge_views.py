@@ -8,7 +8,7 @@ import uuid
 from django.http import HttpRequest, HttpResponse
 from django.views.decorators.http import require_safe
 
-from cards.badges import badge_state, label_from_query, render_badge
+from cards.badges import label_from_query, render_badge, shown_state
 from cards.models import Agent
 from cards.reads import gate
 
@@ -27,7 +27,7 @@ def _public_agent(ident: str) -> Agent | None:
         return None
     return (
         gate.agents(gate.ANONYMOUS)
-        .only("pk", "health", "valid", "signature_status", "latest_snapshot")
+        .only("pk", "health", "valid", "signature_status", "latest_snapshot", "live_outcome")
         .filter(pk=pk)
         .first()
     )
@@ -41,7 +41,7 @@ def _etag_matches(header: str, etag: str) -> bool:
 
 @require_safe
 def badge_view(request: HttpRequest, ident: str) -> HttpResponse:
-    state = badge_state(_public_agent(ident))
+    state = shown_state(_public_agent(ident), request.GET.get("show"))
     svg = render_badge(label_from_query(request.GET.get("label")), state.key).encode("utf-8")
     etag = f'"{hashlib.sha256(svg).hexdigest()[:32]}"'
     # A 404 ignores preconditions (RFC 9110 section 13.2.1: they apply to 2xx answers only).

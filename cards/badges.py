@@ -51,7 +51,14 @@ STATES: dict[str, BadgeState] = {
     "unreachable": BadgeState("unreachable", "unreachable", "#fe7d37"),
     "pending": BadgeState("pending", "pending", "#9f9f9f"),
     "unknown": BadgeState("unknown", "unknown agent", "#9f9f9f", status=404),
+    # ?show=live: the outcome of the live checks (docs/live-checks.md) instead of the card's.
+    "live-pass": BadgeState("live-pass", "live: pass", "#44cc11"),
+    "live-fail": BadgeState("live-fail", "live: fail", "#e05d44"),
+    "live-not-checked": BadgeState("live-not-checked", "live: not checked", "#9f9f9f"),
 }
+# What ``?show=`` may ask for; anything else shows the card's state, as a badge must always
+# draw something an <img> can show.
+SHOW_LIVE = "live"
 
 # Advance widths of Verdana at 11 px (font units / 2048 * 11), printable ASCII.
 _WIDTHS: dict[str, float] = {
@@ -142,6 +149,21 @@ def badge_state(agent: Agent | None) -> BadgeState:
     # Signed, but not to a key bound to the agent (unbound-key), the key could not be fetched
     # (key-unavailable), or not checked yet: the card is valid and nothing more is claimed.
     return STATES["valid"]
+
+
+def live_badge_state(agent: Agent | None) -> BadgeState:
+    """The live checks' badge: pass, fail, or not checked (never checked, or nothing could be:
+    no interface the registry can reach, or a card that requires credentials)."""
+    if agent is None:
+        return STATES["unknown"]
+    if agent.live_outcome in ("pass", "fail"):
+        return STATES[f"live-{agent.live_outcome}"]
+    return STATES["live-not-checked"]
+
+
+def shown_state(agent: Agent | None, show: str | None) -> BadgeState:
+    """The badge ``?show=`` asks for: ``live`` the live checks, anything else the card."""
+    return live_badge_state(agent) if show == SHOW_LIVE else badge_state(agent)
 
 
 def _text_colours(background: str) -> tuple[str, str]:

@@ -28,6 +28,7 @@ from cards.pipeline import CardReport, fetch_card
 from cards.rendering import store
 from cards.rendering.store import agent_changed, rendering_once
 from cards.services import TransientCrawlError
+from cards.url_form import normalise_fetched
 from registry.compiled import OneRow
 from registry.findings import counts
 from registry.http import FetchError, FetchResult
@@ -474,10 +475,12 @@ def card_ingest(
             embedding_pending.embed_after_commit([str(agent.pk)])
         agent.latest_snapshot = snapshot
         agent.content_sha256 = sha256
-        agent.card_url = result.url[:2048]
+        # Where the card was found, in the normal form: submissions and manifests compare it.
+        card_url = normalise_fetched(result.url)
+        agent.card_url = card_url[:2048]
         _apply_report(agent, report, now)
         if report.card is not None and not agent.ard_identifier:
-            identifiers.assign(agent, identifiers.derived(result.url, agent.name), source="derived")
+            identifiers.assign(agent, identifiers.derived(card_url, agent.name), source="derived")
         agent.last_http_status = result.status
         agent.last_crawled_at = now
         agent.fetch_ms = fetch_ms

@@ -22,11 +22,20 @@ IndexStep = Callable[..., Any]
 SnapshotDetails = Callable[[list[Any]], dict[Any, list[dict[str, Any]]]]
 # (agent) -> [schema rows] for the catalogue page of an agent.
 AgentRows = Callable[[Any], list[dict[str, Any]]]
+# (request, agent) -> a section of the agent's catalogue page or None: {"template": name,
+# "context": {...}, "scripts": bool}; with scripts, the page's policy lets its own static
+# scripts run (cards.catalogue.common.SCRIPT_POLICY).
+PageSection = Callable[[Any, Any], dict[str, Any] | None]
+
+# (agent id, crawl outcome) -> None: told after each crawl task's crawl (live checks queue theirs).
+AfterCrawl = Callable[[str, str], None]
 
 card_checks: list[CardCheck] = []
+after_crawl: list[AfterCrawl] = []
 index_steps: list[IndexStep] = []
 snapshot_details: dict[str, SnapshotDetails] = {}
 agent_schema_rows: list[AgentRows] = []
+agent_page_sections: list[PageSection] = []
 
 
 def register_card_check(check: CardCheck) -> None:
@@ -46,3 +55,13 @@ def register_snapshot_details(name: str, details: SnapshotDetails) -> None:
 def register_agent_schema_rows(rows: AgentRows) -> None:
     if rows not in agent_schema_rows:
         agent_schema_rows.append(rows)
+
+
+def register_after_crawl(step: AfterCrawl) -> None:
+    if step not in after_crawl:
+        after_crawl.append(step)
+
+
+def register_agent_page_section(section: PageSection) -> None:
+    if section not in agent_page_sections:
+        agent_page_sections.append(section)

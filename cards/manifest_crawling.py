@@ -33,7 +33,9 @@ from cards.indexing import search_text_of
 from cards.models import Agent, AgentEvent, Manifest
 from cards.rendering.store import agent_changed
 from cards.services import enqueue_crawl, submitted_url_check
+from cards.url_form import normalise_fetched
 from registry.errors import ProblemError
+from registry.findings import Finding
 from registry.http import FetchError, FetchPolicy, FetchResult, fetch
 
 log = logging.getLogger(__name__)
@@ -107,7 +109,9 @@ def was_read(manifest: Manifest | None) -> bool:
 
 
 def _is_known(known: Manifest | None, via: str, *urls: str) -> bool:
-    return known is not None and (known.found_via == via or known.url in urls)
+    return known is not None and (
+        known.found_via == via or known.url in {normalise_fetched(url) for url in urls}
+    )
 
 
 def _try(url: str, via: str, policy: FetchPolicy, known: Manifest | None, out: Resolution) -> bool:
@@ -186,6 +190,23 @@ def _inline_of(manifest: Manifest, agent: Agent) -> bool:
     return agent.url.startswith(manifest.url + "#")
 
 
+def _card_of_another(url: str, owner_id: int | None) -> bool:
+    """Another account's agent has its card at ``url`` (found on its origin's well-known path,
+    or where its URL redirects): the URL is that agent's, as for a submission."""
+    others = Agent.objects.filter(card_url=url, submitted_by__isnull=False)
+    return others.exclude(submitted_by_id=owner_id).exists() if owner_id else others.exists()
+
+
+def _owner_finding(pointer: str) -> Finding:
+    return finding(
+        "ard.entry-owner",
+        "error",
+        pointer,
+        "another account registered this agent: a manifest does not take over an agent "
+        "it does not own; the entry is refused",
+    )
+
+
 def _entry_agent(
     manifest: Manifest, entry: AgentEntry, report: ManifestReport, owner_id: int | None
 ) -> tuple[Agent, bool] | None:
@@ -214,6 +235,9 @@ def _entry_agent(
     else:
         url = f"{manifest.url}#{entry.identifier or f'entry-{entry.index}'}"[:2048]
     agent = Agent.objects.filter(url=url).first()
+    if agent is None and _card_of_another(url, owner_id):
+        report.findings.append(_owner_finding(pointer))
+        return None
     if agent is None:
         agent = Agent.objects.create(
             url=url,
@@ -228,15 +252,7 @@ def _entry_agent(
         )
         return agent, True
     if _owned_by_another(agent, owner_id):
-        report.findings.append(
-            finding(
-                "ard.entry-owner",
-                "error",
-                pointer,
-                "another account registered this agent: a manifest does not take over an agent "
-                "it does not own; the entry is refused",
-            )
-        )
+        report.findings.append(_owner_finding(pointer))
         return None
     if agent.manifest_id not in (None, manifest.pk):
         report.findings.append(
@@ -301,7 +317,7 @@ def ingest(
     another account is never bound, changed or delisted. A manifest that cannot be read keeps
     what was stored before: its agents stay as they were."""
     now = timezone.now()
-    url = found.url[:2048]
+    url = normalise_fetched(found.url)[:2048]  # two spellings of one manifest are one row
     manifest, _ = Manifest.objects.get_or_create(url=url, defaults={"origin": origin_of(url)})
     manifest.found_via = found.via
     manifest.last_crawled_at = now
@@ -326,6 +342,18 @@ def ingest(
                 if placed is None:
                     continue
                 agent, created = placed
+                if agent.pk in listed:
+                    # One card listed twice (in two spellings of its URL): one agent, once.
+                    report.findings.append(
+                        finding(
+                            "ard.entry-repeated",
+                            "warning",
+                            f"/entries/{entry.index}",
+                            "an earlier entry names the same card URL (perhaps spelled "
+                            "another way); this entry is skipped",
+                        )
+                    )
+                    continue
                 _give_identifier(agent, entry, report)
                 was_delisted = agent.manifest_listed is False
                 agent.manifest = manifest

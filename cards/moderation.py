@@ -63,3 +63,19 @@ def agent_restore(*, agent: Agent, actor: Any) -> None:
         agent.next_crawl_at = timezone.now()
         agent.save(update_fields=["deleted_at", "next_crawl_at", "updated_at"])
         audit(actor=actor, agent=agent, action="restore")
+
+
+def agent_probe_messages(*, agent: Agent, enabled: bool, actor: Any) -> Agent:
+    """Opt the agent in to (or out of) live checks that send it real messages
+    (docs/live-checks.md): only its owner or staff may, and the change is audited."""
+    with transaction.atomic():
+        previous = agent.probe_messages
+        agent.probe_messages = enabled
+        agent.save(update_fields=["probe_messages", "updated_at"])
+        audit(
+            actor=actor,
+            agent=agent,
+            action="probe-messages-on" if enabled else "probe-messages-off",
+            previous=previous,
+        )
+    return agent

@@ -13,15 +13,15 @@ from typing import Any
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
-from django.db.models import Q
 from django.utils import timezone
 
 from cards import pipeline, politeness, queue
-from cards.discovery import InvalidURL, is_origin, normalise_url, origin_of
+from cards.discovery import is_origin, origin_of
 from cards.models import Agent, AuditEntry
 from cards.moderation import agent_restore
 from cards.reads import gate
 from cards.reads.gate import Viewer
+from cards.url_form import InvalidURL, normalise_url
 from registry.errors import ProblemError
 from registry.http import FetchError, FetchPolicy, FetchResult, check_url
 
@@ -123,16 +123,29 @@ def _existing_check(existing: Agent, user: Any) -> None:
         )
 
 
+def registered_agent(normalised: str) -> Agent | None:
+    """The agent a URL (in its normal form) names: the one registered with that URL, else the
+    first registered whose card was found there (an origin's well-known path, a redirect's
+    target). Only that one answers for the URL: a later agent whose card a redirect led to the
+    same place never stands in for it (issue 35: Alice's own URL answered with Bob's agent)."""
+    named = Agent.objects.filter(url=normalised).first()
+    if named is not None:
+        return named
+    return Agent.objects.filter(card_url=normalised).order_by("created_at", "id").first()
+
+
 def agent_submit(*, url: Any, user: Any, enqueue: bool = True) -> tuple[Agent, bool]:
     """Register an agent by URL, or return the one already registered for it.
 
-    An existing agent is returned only to someone who may see it, and a deleted one comes back
-    only for staff or for its owner who deleted it (``may_revive``); otherwise a 409 problem.
-    Returns ``(agent, created)``. Concurrent submissions of one URL meet at the unique
-    constraint on ``Agent.url``: the loser reads the winner's row.
+    The URL is compared in its normal form (``cards.url_form``), so another spelling of it is
+    the same URL. An existing agent (``registered_agent``) is returned only to someone who may
+    see it, and a deleted one comes back only for staff or for its owner who deleted it
+    (``may_revive``); otherwise a 409 problem. Returns ``(agent, created)``. Concurrent
+    submissions of one URL meet at the unique constraint on ``Agent.url``: the loser reads the
+    winner's row.
     """
     normalised = submitted_url_check(url)
-    existing = Agent.objects.filter(Q(url=normalised) | Q(card_url=normalised)).first()
+    existing = registered_agent(normalised)
     if existing is not None:
         _existing_check(existing, user)
         if existing.deleted_at is not None:

@@ -14,7 +14,7 @@ from django.conf import settings
 from django.db import InterfaceError, OperationalError
 from django.utils import timezone
 
-from cards import crawling, imports, politeness, queue, scheduling, services
+from cards import crawling, hooks, imports, politeness, queue, scheduling, services
 from cards.discovery import origin_of
 from cards.embedding import pending as embedding_pending
 from cards.embedding import store as embedding_store
@@ -196,6 +196,8 @@ def _logged(agent_id: str, outcome: str) -> str:
         )
     else:
         logger.info("crawl of agent %s: %s", agent_id, outcome)
+    for step in hooks.after_crawl:  # live: queue the agent's live checks when due
+        step(agent_id, outcome)
     return outcome
 
 

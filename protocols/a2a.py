@@ -10,16 +10,13 @@ Seed 000 section 3, for the registry's own schemas (``agentQuery`` in, ``agentQu
   ``application/json;schema=agentQueryResult`` and seed 002 progress in the task metadata;
 - plain text is answered by the natural-language search, the same way.
 
-Tasks are kept in the cache (alias ``a2a`` when configured, else ``default``) so ``GetTask`` and
-the existing-task rule work on any worker, within bounds, because every caller is anonymous: a
-short TTL (``REGISTRY_A2A_TASK_TTL``), a size per task (``REGISTRY_A2A_TASK_MAX_BYTES``: over it
-the history is left out; still over, the task is not kept), a count per client
-(``REGISTRY_A2A_TASKS_PER_CLIENT``) and a byte budget for all clients
-(``REGISTRY_A2A_STORE_MAX_BYTES``), each in a window of one TTL that opens with its first task.
-A task that is not kept is still answered; ``GetTask`` then
-says it is not found. Without Redis the answer is the same (nothing kept, nothing raised);
-``GetTask`` answers -32603 "task store unavailable". Bad JSON-RPC gets the protocol's error
-objects, never a 500.
+Tasks are kept for ``GetTask`` and ``CancelTask`` within bounds (protocols/a2a_store.py). A task
+that is not kept is still answered; ``GetTask`` then says it is not found. Without Redis the
+answer is the same (nothing kept, nothing raised); ``GetTask`` answers -32603 "task store
+unavailable". Every task is complete when it is answered, so ``CancelTask`` of a kept task is
+TaskNotCancelableError (-32002). A request whose ``A2A-Version`` names a version this endpoint
+does not speak (it speaks 1.0 and, by the v0.3 method names, 0.3) is VersionNotSupportedError
+(-32009). Bad JSON-RPC gets the protocol's error objects, never a 500.
 """
 
 from __future__ import annotations
@@ -39,8 +36,6 @@ from a2a.server.jsonrpc_models import (
     JSONRPCError,
     MethodNotFoundError,
 )
-from django.conf import settings
-from django.core.cache import BaseCache, caches
 from django.core.exceptions import RequestDataTooBig
 from django.db import DatabaseError, DataError
 from django.http import HttpRequest, JsonResponse
@@ -49,7 +44,7 @@ from django.views.decorators.csrf import csrf_exempt
 from cards.progress import EXTENSION_URI as PROGRESS_URI
 from cards.reads.gate import ANONYMOUS
 from cards.reads.params import MAX_LENGTH
-from protocols import agent_query
+from protocols import a2a_store, agent_query
 from protocols.asgi_app import INVALID_REQUEST as INVALID_REQUEST_MESSAGE
 from protocols.asgi_app import (
     MAX_BODY,
@@ -67,6 +62,11 @@ logger = logging.getLogger(__name__)
 
 SEND = {"SendMessage": "1.0", "message/send": "0.3"}
 GET = {"GetTask": "1.0", "tasks/get": "0.3"}
+CANCEL = {"CancelTask": "1.0", "tasks/cancel": "0.3"}
+# The A2A-Version values (major.minor; a patch is ignored) this endpoint answers. An absent
+# header means 0.3 (specification section 3.6), which the v0.3 method names still serve.
+VERSIONS = ("1.0", "0.3")
+_VERSION = re.compile(r"(\d{1,4})\.(\d{1,4})(?:\.\d{1,4})?")
 # JSON-RPC error objects are a2a-sdk's server models (a2a.server.jsonrpc_models); -32001 is
 # A2A's TaskNotFoundError.
 PARSE_ERROR, INVALID_REQUEST, NOT_FOUND, INVALID_PARAMS = (
@@ -75,7 +75,7 @@ PARSE_ERROR, INVALID_REQUEST, NOT_FOUND, INVALID_PARAMS = (
     MethodNotFoundError,
     InvalidParamsError,
 )
-TASK_NOT_FOUND = -32001
+TASK_NOT_FOUND, TASK_NOT_CANCELABLE, VERSION_NOT_SUPPORTED = -32001, -32002, -32009
 STATES = {"completed": "TASK_STATE_COMPLETED"}
 
 
@@ -148,58 +148,15 @@ def _structured_query(parts: list[Any]) -> dict[str, Any] | None:
     return dict(data)
 
 
-def _store() -> BaseCache:
-    """The cache that keeps tasks: its own alias when configured (a separate Redis can be given
-    to it, away from the broker's), else the default cache."""
-    return caches["a2a"] if "a2a" in settings.CACHES else caches["default"]
-
-
 def _unavailable() -> RpcError:
     return RpcError(InternalError, "The task store is unavailable; retry in a moment.")
 
 
-_TASK_ID = re.compile(r"[0-9a-fA-F-]{1,64}")
-
-
 def _stored_task(task_id: Any) -> dict[str, Any] | None:
-    # Task ids are UUIDs this registry made: anything else (a NUL, spaces, 1 MB) is not looked
-    # up, so it never becomes a cache key.
-    if not isinstance(task_id, str) or not _TASK_ID.fullmatch(task_id):
-        return None
     try:
-        found = _store().get(f"a2a-task:{task_id}")
-    except Exception:  # the cache client raises several types when Redis is down
-        logger.warning("A2A task store unreachable", exc_info=True)
+        return a2a_store.stored_task(task_id)
+    except a2a_store.StoreUnavailable:
         raise _unavailable() from None
-    return found if isinstance(found, dict) else None
-
-
-def _add(store: BaseCache, key: str, amount: int, timeout: int) -> int:
-    """Add ``amount`` to a counter that lives ``timeout`` seconds; the new total."""
-    return amount if store.add(key, amount, timeout) else int(store.incr(key, amount))
-
-
-def _keep(task: dict[str, Any], client: str) -> bool:
-    """Keep ``task`` for GetTask if it fits every bound; False when it is not kept."""
-    ttl = settings.REGISTRY_A2A_TASK_TTL
-    cap = settings.REGISTRY_A2A_TASK_MAX_BYTES
-    stored, size = task, len(json.dumps(task))
-    if size > cap:
-        stored = {**task, "history": []}
-        size = len(json.dumps(stored))
-        if size > cap:
-            return False
-    store = _store()
-    try:
-        if _add(store, f"a2a-count:{client}", 1, ttl) > (settings.REGISTRY_A2A_TASKS_PER_CLIENT):
-            return False
-        if _add(store, "a2a-bytes", size, ttl) > (settings.REGISTRY_A2A_STORE_MAX_BYTES):
-            return False
-        store.set(f"a2a-task:{task['id']}", stored, ttl)
-    except Exception:  # the cache client raises several types when Redis is down
-        logger.warning("A2A task %s not kept: the task store is unreachable", task["id"])
-        return False
-    return True
 
 
 def _task(
@@ -207,7 +164,12 @@ def _task(
 ) -> dict[str, Any]:
     now = datetime.now(UTC).isoformat().replace("+00:00", "Z")
     task_id, context_id = str(uuid.uuid4()), message.get("contextId") or str(uuid.uuid4())
-    data_part: dict[str, Any] = {"data": result, "metadata": {"mimeType": RESULT_MODE}}
+    # v1.0 names a part's media type in ``mediaType``; seed 000 in ``metadata.mimeType``.
+    data_part: dict[str, Any] = {
+        "data": result,
+        "mediaType": RESULT_MODE,
+        "metadata": {"mimeType": RESULT_MODE},
+    }
     summary = f"{len(result['agents'])} agent(s) found"
     progress = {
         "trackers": [
@@ -229,7 +191,7 @@ def _task(
         "history": [{**message, "taskId": task_id, "contextId": context_id}],
         "metadata": {PROGRESS_URI: progress},
     }
-    _keep(task, client)
+    a2a_store.keep(task, client)
     return _spelled(version, task)
 
 
@@ -243,6 +205,7 @@ def _spelled(version: str, task: dict[str, Any]) -> dict[str, Any]:
     for artifact in old["artifacts"]:
         for part in artifact["parts"]:
             part["kind"] = "data" if "data" in part else "text"
+            part.pop("mediaType", None)  # a v1.0 member: v0.3 parts say it in their metadata
     return old
 
 
@@ -302,6 +265,34 @@ def _get(version: str, params: dict[str, Any]) -> dict[str, Any]:
     return task if version == "1.0" else _spelled("0.3", task)
 
 
+def _cancel_refusal(params: dict[str, Any]) -> RpcError:
+    """Why ``CancelTask`` cannot cancel: every task this endpoint makes is complete when it is
+    answered, so there is never anything left to stop."""
+    task_id = params.get("id")
+    task = _stored_task(task_id)
+    if task is None:
+        return RpcError(TASK_NOT_FOUND, f"Task not found: {task_id}")
+    return RpcError(TASK_NOT_CANCELABLE, f"Task {task_id} is complete; it cannot be canceled")
+
+
+def _version_refused(request: HttpRequest) -> RpcError | None:
+    """VersionNotSupportedError when the request asks for a version this endpoint does not
+    speak (the header, else the ``A2A-Version`` query parameter; section 3.6.1)."""
+    asked = request.headers.get("A2A-Version") or request.GET.get("A2A-Version") or ""
+    asked = asked.strip()
+    if not asked:
+        return None  # an empty value means 0.3 (section 3.6.2), which is spoken
+    # Major.Minor decides; a patch number is ignored (section 3.6).
+    found = _VERSION.fullmatch(asked)
+    if found and f"{int(found[1])}.{int(found[2])}" in VERSIONS:
+        return None
+    return RpcError(
+        VERSION_NOT_SUPPORTED,
+        f"A2A-Version {asked[:40]!r} is not supported; this endpoint speaks "
+        + " and ".join(VERSIONS),
+    )
+
+
 def _declared_length(request: HttpRequest) -> int:
     try:
         return int(request.META.get("CONTENT_LENGTH") or 0)
@@ -354,11 +345,16 @@ def a2a_endpoint(request: HttpRequest) -> JsonResponse:
             raise RpcError(INVALID_REQUEST, f"Request too large (limit {MAX_BODY} bytes)") from None
         call = _parse(body)
         rpc_id = call.get("id")
+        refused = _version_refused(request)
+        if refused is not None:
+            raise refused
         method, params = call["method"], call.get("params", {})
         if method in SEND:
             return _reply(rpc_id, result=_send(SEND[method], params, request))
         if method in GET:
             return _reply(rpc_id, result=_get(GET[method], params))
+        if method in CANCEL:
+            raise _cancel_refusal(params)
         raise RpcError(NOT_FOUND, f"Method not found: {method}")
     except RpcError as error:
         return _reply(rpc_id, error=error)

@@ -43,6 +43,16 @@ def integral(value: Any, default: int) -> Any:
     return value
 
 
+def _live(row: dict[str, Any]) -> dict[str, Any]:
+    """The live checks' outcome from the stored summary, in this schema's spelling."""
+    live = row.get("live") or {}
+    return {
+        "outcome": live.get("outcome") or "not-checked",
+        "checkedAt": live.get("checked_at"),
+        "counts": live.get("counts"),
+    }
+
+
 def _entry(row: dict[str, Any], score: float, skills: list[str]) -> dict[str, Any]:
     return {
         "id": row["id"],
@@ -52,6 +62,7 @@ def _entry(row: dict[str, Any], score: float, skills: list[str]) -> dict[str, An
         "registryUrl": row["links"]["self"],
         "matchedSkills": skills,
         "score": score,
+        "live": _live(row),
     }
 
 

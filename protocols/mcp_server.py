@@ -252,7 +252,8 @@ _lowlevel.jsonschema = _CompiledSchemas()
 
 class AgentList(BaseModel):
     results: list[dict[str, Any]] = Field(
-        description="Agent summaries: best first with a score (0-100) for text, else newest first."
+        description="Agent summaries (each with live: the outcome of the registry's live "
+        "checks of the agent): best first with a score (0-100) for text, else newest first."
     )
     truncated: bool = Field(description="More agents matched than the limit.")
 
@@ -386,7 +387,8 @@ async def get_agent(
         Field(max_length=600, description="The agent's id (UUID) or ARD identifier (urn:air:...)."),
     ],
 ) -> dict[str, Any]:
-    """One agent: card summary, skills, modes, schemas, signature, validation and health."""
+    """One agent: card summary, skills, modes, schemas, signature, validation, health and the
+    report of the registry's live checks of its endpoint (live)."""
     return dict(
         await _run(
             queries.get_agent, ident=id, viewer=ANONYMOUS, request=queries.base_request(_base(ctx))

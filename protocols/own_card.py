@@ -63,6 +63,31 @@ AGENT_QUERY: dict[str, Any] = {
     },
     "anyOf": [{"required": ["text"]}, {"required": ["filters"]}, {"required": ["payload"]}],
     "additionalProperties": False,
+    # Valid queries a caller can start from (and the live checks send, docs/live-checks.md).
+    "examples": [
+        {"text": "translate documents to French", "limit": 5},
+        {"filters": {"tag": ["search"], "verified": True}},
+        {"payload": {"a": "Lion", "b": "Tiger"}},
+    ],
+}
+
+# The outcome of the registry's last live checks of an agent (docs/live-checks.md).
+LIVE_OUTCOME: dict[str, Any] = {
+    "type": "object",
+    "description": "The registry's last live checks of the agent's own endpoint: pass, fail, "
+    "or not-checked (never checked, or nothing it declares can be checked).",
+    "required": ["outcome", "checkedAt"],
+    "properties": {
+        "outcome": {"enum": ["pass", "fail", "not-checked"]},
+        "checkedAt": {"type": ["string", "null"], "format": "date-time"},
+        "counts": {
+            "type": ["object", "null"],
+            "description": "Checks by outcome.",
+            "properties": {
+                name: {"type": "integer", "minimum": 0} for name in ("pass", "warn", "fail", "skip")
+            },
+        },
+    },
 }
 
 AGENT_QUERY_RESULT: dict[str, Any] = {
@@ -84,6 +109,7 @@ AGENT_QUERY_RESULT: dict[str, Any] = {
                     "registryUrl": {"type": "string"},
                     "matchedSkills": {"type": "array", "items": {"type": "string"}},
                     "score": {"type": "number", "minimum": 0, "maximum": 100},
+                    "live": LIVE_OUTCOME,
                 },
             },
         },

@@ -7,7 +7,12 @@ anyone remembering; :func:`check` is the same limit for code that wants a scope 
 
 The client is the connection's address, or, only when that address is a proxy listed in
 ``REGISTRY_TRUSTED_PROXIES``, the nearest address in ``X-Forwarded-For`` that is not one of
-those proxies. Counters live in the cache (Redis), in fixed windows. Each process counts
+those proxies, in one canonical form (:func:`client_key`): an IPv4 address in its dotted form
+(``::ffff:192.0.2.1`` is ``192.0.2.1``), an IPv6 one as its ``/64`` network
+(``REGISTRY_THROTTLE_IPV6_PREFIX``), since a host usually holds a whole /64 and could take a
+fresh address, and a fresh budget, for every request (issue 35.4).
+
+Counters live in the cache (Redis), in fixed windows. Each process counts
 locally and sends its hits to Redis in batches (:class:`_Counter`): a batch is at most a
 twentieth of the rate (16 at most), and it is sent at once when it is full, when it is older
 than :data:`SYNC_SECONDS`, or when the client nears its limit, so a busy client costs one
@@ -18,6 +23,7 @@ fail open and the log says so: a read must not fail because a counter could not 
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 import logging
 import math
@@ -40,16 +46,45 @@ EXEMPT_PREFIXES = ("/healthz", "/readyz", "/static/")
 
 
 def client_address(request: HttpRequest) -> str:
-    """The client's address: ``X-Forwarded-For`` is believed only from trusted proxies."""
+    """The client as every per-client limit counts it (:func:`client_key` of its address):
+    ``X-Forwarded-For`` is believed only from trusted proxies."""
     peer = request.META.get("REMOTE_ADDR", "") or ""
     trusted = settings.REGISTRY_TRUSTED_PROXIES
     if not trusted or not _in(peer, trusted):
-        return peer
+        return client_key(peer)
     forwarded = [part.strip() for part in request.META.get("HTTP_X_FORWARDED_FOR", "").split(",")]
     for address in reversed([part for part in forwarded if part]):
         if not _in(address, trusted):
-            return address if _is_ip(address) else peer
-    return peer
+            return client_key(address if _is_ip(address) else peer)
+    return client_key(peer)
+
+
+def client_key(address: str) -> str:
+    """One spelling per client: IPv4 as ``a.b.c.d`` (an IPv4-mapped IPv6 address folded to
+    it), IPv6 as its network of ``REGISTRY_THROTTLE_IPV6_PREFIX`` bits (``2001:db8::/64``,
+    whatever zeros and case it was written with); text that is no address as it is."""
+    return _canonical(address, settings.REGISTRY_THROTTLE_IPV6_PREFIX)
+
+
+@functools.lru_cache(maxsize=4096)  # the same few clients come again and again
+def _canonical(address: str, prefix: int) -> str:
+    ip = _ip(address)
+    if ip is None:
+        return address
+    if isinstance(ip, ipaddress.IPv6Address):
+        return str(ipaddress.IPv6Network((ip.packed, prefix), strict=False))
+    return str(ip)
+
+
+def _ip(text: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
+    """The address in ``text``, an IPv4-mapped IPv6 one as the IPv4 address it carries."""
+    try:
+        ip = ipaddress.ip_address(text)
+    except ValueError:
+        return None
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        return ip.ipv4_mapped
+    return ip
 
 
 def limited() -> bool:
@@ -73,19 +108,14 @@ def asgi_wait(scope: dict[str, Any]) -> float:
 
 
 def _is_ip(text: str) -> bool:
-    try:
-        ipaddress.ip_address(text)
-    except ValueError:
-        return False
-    return True
+    return _ip(text) is not None
 
 
 def _in(address: str, networks: Any) -> bool:
-    try:
-        ip = ipaddress.ip_address(address)
-    except ValueError:
-        return False
-    return any(ip in network for network in networks)
+    """Whether ``address`` is in one of ``networks`` (a proxy on a dual-stack socket is seen as
+    ``::ffff:10.0.0.2``: it is 10.0.0.2)."""
+    ip = _ip(address)
+    return ip is not None and any(ip in network for network in networks)
 
 
 clock = time.time  # the limiter's clock; tests start it at a window's edge

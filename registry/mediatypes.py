@@ -7,6 +7,7 @@ Modes are compared and indexed by their canonical form, so `application/json; sc
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -209,3 +210,17 @@ def _parse_media_type(text: str) -> MediaType:
     subtype = reader.token("subtype").lower()
     params = _parse_params(reader)
     return MediaType(type=type_, subtype=subtype, params=params)
+
+
+def schema_modes(modes: Iterable[object] | None) -> list[tuple[str, str]]:
+    """(canonical media type, schema name) of each ``application/json;schema=X`` among
+    ``modes`` (seed 000); what does not parse is skipped."""
+    out = []
+    for mode in modes or []:
+        try:
+            parsed = parse_media_type(str(mode))
+        except MediaTypeError:
+            continue
+        if parsed.essence == "application/json" and parsed.schema:
+            out.append((parsed.canonical, parsed.schema))
+    return out

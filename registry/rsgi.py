@@ -13,6 +13,14 @@ Django unread (which refuses it, 413, by its length), a chunked one over it is a
 here; either way the connection is closed after the answer. Header names with an underscore
 are dropped (as gunicorn does), so ``X_Forwarded_For`` cannot pose as ``X-Forwarded-For``.
 
+A body must arrive whole within :data:`BODY_SECONDS` of its header block (else 408, and the
+connection is closed), and the bodies a worker holds, from their first byte to their answer, are
+:data:`BODY_BUDGET` bytes at most together (a body that would pass it is answered 503 and
+closed): sixty clients each sending most of a 4 MB body and stalling held 250 MB for as long as
+they liked (issue 35.3). The header block and the idle time between two requests are bounded by
+granian itself (``--http 1 --http1-header-read-timeout``, in the Dockerfile and compose; with
+``--http auto`` a connection that sends nothing is never closed).
+
 The hand-off to a thread is :class:`Threads`: a queue the threads read and, for the answer,
 ``call_soon_threadsafe`` on the event loop. ``loop.run_in_executor`` did the same through a
 ``concurrent.futures`` future chained to an asyncio one, at about 39 µs of CPU a request with 16
@@ -43,18 +51,25 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "registry.settings")
 from django.core.wsgi import get_wsgi_application  # noqa: E402
 
 from registry import request_cycle  # noqa: E402
-from registry.env import env_int  # noqa: E402
-from registry.serving import BODY_BUFFER_BYTES, warm_up  # noqa: E402
+from registry.env import env_float, env_int  # noqa: E402
+from registry.serving import (  # noqa: E402
+    BODIES_TOO_MANY,
+    BODY_BUFFER_BYTES,
+    BODY_TOO_LARGE,
+    BODY_TOO_SLOW,
+    warm_up,
+)
 
 logger = logging.getLogger(__name__)
 
 THREADS = env_int("REGISTRY_WEB_THREADS", 4, minimum=1)
 BODY_LIMIT = BODY_BUFFER_BYTES
+# 4 MB in 30 s is 140 KB/s: a slow link finishes, a client that stalls is let go.
+BODY_SECONDS = env_float("REGISTRY_WEB_BODY_TIMEOUT", 30.0)
+# 8 of the largest bodies at once per worker; the API's own bodies are 2.5 MB at most.
+BODY_BUDGET = env_int("REGISTRY_WEB_BODY_BUDGET", 32 * 1024 * 1024, minimum=BODY_LIMIT)
 _SPECIAL = {"CONTENT_TYPE", "CONTENT_LENGTH"}
-_TOO_LARGE = (
-    b'{"type":"/problems/body-too-large","title":"Request body too large","status":413,'
-    b'"detail":"The request body is larger than the registry accepts."}'
-)
+
 
 Answer = tuple[int, list[tuple[str, str]], bytes]
 WSGIApp = Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]
@@ -157,6 +172,7 @@ class BufferedWSGI:
         self.app = app
         self.threads = threads
         self.pool: Threads | None = None
+        self.held = 0  # bytes of the bodies of requests in hand (one event loop: no lock)
         self.base: dict[str, Any] = {
             "SCRIPT_NAME": "",
             "wsgi.errors": sys.stderr,
@@ -195,25 +211,72 @@ class BufferedWSGI:
     async def __rsgi__(self, scope: Any, protocol: Any) -> None:
         if scope.proto != "http":  # no websockets here (granian runs with --no-ws)
             return
-        body, over = b"", False
         length = declared_length(scope)
         if length is not None and length > BODY_LIMIT:
-            over = True  # Django refuses it by its Content-Length, unread
+            # Django refuses it by its Content-Length, unread.
+            await self._answer(scope, b"", protocol, close=True)
         elif length or "transfer-encoding" in scope.headers:
-            parts, size = [], 0
-            async for chunk in protocol:
-                parts.append(chunk)
-                size += len(chunk)
-                if size > BODY_LIMIT:
-                    protocol.response_bytes(413, _closing(), _TOO_LARGE)
-                    return
-            body = b"".join(parts)
+            body = _Body(self)
+            try:  # the body counts against the budget until its answer is sent
+                refusal = await body.read(protocol)
+                if refusal is None:
+                    await self._answer(scope, body.take(), protocol, close=False)
+                else:
+                    status, problem = refusal
+                    headers = _closing()
+                    if status == 503:
+                        headers.append(("retry-after", "1"))
+                    protocol.response_bytes(status, headers, problem)
+            finally:
+                body.release()
+        else:
+            await self._answer(scope, b"", protocol, close=False)
+
+    async def _answer(self, scope: Any, body: bytes, protocol: Any, *, close: bool) -> None:
         environ = wsgi_environ(scope, body, self.base)
         assert self.pool is not None, "__rsgi_init__ starts the threads"
         status, headers, content = await self.pool.run(self.call, environ)
-        if over or status == 413:  # the rest of a body was not read: it is no next request
+        if close or status == 413:  # the rest of a body was not read: it is no next request
             headers.append(("connection", "close"))
         protocol.response_bytes(status, headers, content)
+
+
+class _Body:
+    """A request body as it arrives, under :data:`BODY_LIMIT`, :data:`BODY_SECONDS` and, with
+    every other body the worker holds, :data:`BODY_BUDGET`."""
+
+    __slots__ = ("owner", "parts", "size")
+
+    def __init__(self, owner: BufferedWSGI) -> None:
+        self.owner = owner
+        self.parts: list[bytes] = []
+        self.size = 0
+
+    async def read(self, protocol: Any) -> tuple[int, bytes] | None:
+        """Read the whole body; the refusal (status, problem) if it is too large, too slow or
+        over the worker's budget (the connection is then closed: the rest is not read)."""
+        try:
+            async with asyncio.timeout(BODY_SECONDS):
+                async for chunk in protocol:
+                    if self.size + len(chunk) > BODY_LIMIT:
+                        return 413, BODY_TOO_LARGE
+                    if self.owner.held + len(chunk) > BODY_BUDGET:
+                        return 503, BODIES_TOO_MANY
+                    self.size += len(chunk)
+                    self.owner.held += len(chunk)
+                    self.parts.append(chunk)
+        except TimeoutError:
+            return 408, BODY_TOO_SLOW
+        return None
+
+    def take(self) -> bytes:
+        body = b"".join(self.parts)
+        self.parts = []
+        return body
+
+    def release(self) -> None:
+        self.owner.held -= self.size
+        self.size = 0
 
 
 def _loop_name(loop: Any) -> str:

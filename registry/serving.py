@@ -13,8 +13,10 @@ It also closes the connection after a 413: the application refused the body with
 and the rest of that body must not be taken for the next request.
 
 Measured against gthread and uvicorn workers in docs/benchmarks.md ("Serving"). The image and
-compose's web service now run granian (registry/rsgi.py), which reads requests in Rust; this
-worker serves deployments that keep gunicorn. :func:`warm_up` is shared by both.
+compose's web service now run granian (registry/rsgi.py), which reads requests in Rust and is
+the only production server of the web service: this worker is the measured comparison and a
+fallback, since its threads still read chunked bodies themselves (twelve sent slowly stop every
+thread; issue 35.5). :func:`warm_up` is shared by both.
 """
 
 from __future__ import annotations
@@ -37,6 +39,28 @@ logger = logging.getLogger(__name__)
 BODY_BUFFER_BYTES = 4 * 1024 * 1024
 # Header blocks longer than this go to the parser as they are (it answers 431/400).
 HEADER_LIMIT_BYTES = 64 * 1024
+
+
+def _problem(slug: str, title: str, status: int, detail: str) -> bytes:
+    return (
+        f'{{"type":"/problems/{slug}","title":"{title}","status":{status},"detail":"{detail}"}}'
+    ).encode()
+
+
+# The servers' own refusals of a body (registry/rsgi.py, registry/asgi_serving.py), answered
+# before Django sees the request, in its problem+json shape.
+BODY_TOO_LARGE = _problem(
+    "body-too-large", "Request body too large", 413,
+    "The request body is larger than the registry accepts.",
+)  # fmt: skip
+BODY_TOO_SLOW = _problem(
+    "body-timeout", "Request body too slow", 408,
+    "The request body did not arrive in time; send it again.",
+)  # fmt: skip
+BODIES_TOO_MANY = _problem(
+    "server-busy", "Server busy", 503,
+    "The registry is reading too many request bodies at once; retry in a moment.",
+)  # fmt: skip
 _CONTENT_LENGTH = re.compile(rb"\r\ncontent-length[ \t]*:[ \t]*(\d+)[ \t]*(?=\r\n)", re.IGNORECASE)
 _TRANSFER_ENCODING = re.compile(rb"\r\ntransfer-encoding[ \t]*:", re.IGNORECASE)
 

@@ -78,6 +78,10 @@ INSTALLED_APPS = [
     "cards",
     "protocols",
     "schemas_app",
+    "live",
+    # The "Try it" forms: django_jsonform ships the JSON-Schema form (its static files only).
+    "django_jsonform",
+    "tryit",
 ]
 
 MIDDLEWARE = [
@@ -205,6 +209,11 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    # Two "outcome" enums: one live check's, and an agent's overall (docs/live-checks.md).
+    "ENUM_NAME_OVERRIDES": {
+        "LiveCheckOutcomeEnum": ["pass", "warn", "fail", "skip"],
+        "LiveOutcomeEnum": ["pass", "fail", "not-checked"],
+    },
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
         "registry.openapi.add_problems",
@@ -249,6 +258,13 @@ REGISTRY_ANON_RATE = env_str("REGISTRY_ANON_RATE", "600/minute")
 REGISTRY_VALIDATE_URL_ANON_RATE = env_str("REGISTRY_VALIDATE_URL_ANON_RATE", "10/hour")
 # Proxies whose X-Forwarded-For is believed (CIDR list); empty: the connection's address only.
 REGISTRY_TRUSTED_PROXIES = env_networks("REGISTRY_TRUSTED_PROXIES")
+# Per-client limits count an IPv6 client by its network of this many bits (one host usually holds
+# a whole /64, one address of it per request if it likes); IPv4 by its address.
+REGISTRY_THROTTLE_IPV6_PREFIX = env_int("REGISTRY_THROTTLE_IPV6_PREFIX", 64, minimum=1)
+if REGISTRY_THROTTLE_IPV6_PREFIX > 128:
+    raise ConfigError(
+        f"REGISTRY_THROTTLE_IPV6_PREFIX must be at most 128 (got {REGISTRY_THROTTLE_IPV6_PREFIX})"
+    )
 for _rate_name in ("REGISTRY_ANON_RATE", "REGISTRY_VALIDATE_URL_ANON_RATE"):
     try:
         Rate.parse(globals()[_rate_name])
@@ -303,8 +319,33 @@ REGISTRY_FETCH_TOTAL_TIMEOUT = env_float("REGISTRY_FETCH_TOTAL_TIMEOUT", 20.0)
 # one crawl or import task may spend evaluating JSON Schemas (schemas_app/budget.py).
 REGISTRY_SCHEMA_BUDGET_SECONDS = env_float("REGISTRY_SCHEMA_BUDGET_SECONDS", 0.5)
 REGISTRY_SCHEMA_CRAWL_BUDGET_SECONDS = env_float("REGISTRY_SCHEMA_CRAWL_BUDGET_SECONDS", 3.0)
+# One regular-expression match cannot be stopped once started: the longest text the lightest
+# look-around pattern is run on; heavier patterns get less (schemas_app/regex_cost.py).
+REGISTRY_SCHEMA_REGEX_MAX_INPUT = env_int("REGISTRY_SCHEMA_REGEX_MAX_INPUT", 256, minimum=16)
 REGISTRY_USER_AGENT = env_str(
     "REGISTRY_USER_AGENT", "A2A-Card-Registry/0.1 (+https://github.com/a2a-card-registry)"
+)
+
+# --- Live checks (live/, docs/live-checks.md) -------------------------------------------------
+# After a crawl, at most once an interval: the agent's endpoints asked what cannot start work.
+REGISTRY_LIVE_CHECKS = env_bool("REGISTRY_LIVE_CHECKS", True)
+REGISTRY_LIVE_INTERVAL_SECONDS = env_int("REGISTRY_LIVE_INTERVAL_SECONDS", 6 * 3600, minimum=60)
+# The beat's sweep that queues due checks (nothing of them on the crawl's path): how often, and
+# at most how many agents a sweep.
+REGISTRY_LIVE_SWEEP_SECONDS = env_float("REGISTRY_LIVE_SWEEP_SECONDS", 60.0)
+REGISTRY_LIVE_SWEEP_BATCH = env_int("REGISTRY_LIVE_SWEEP_BATCH", 500, minimum=1)
+# Each request: connect, read and total bounds, and the largest answer read.
+REGISTRY_LIVE_CONNECT_TIMEOUT = env_float("REGISTRY_LIVE_CONNECT_TIMEOUT", 3.0)
+REGISTRY_LIVE_READ_TIMEOUT = env_float("REGISTRY_LIVE_READ_TIMEOUT", 5.0)
+REGISTRY_LIVE_REQUEST_TIMEOUT = env_float("REGISTRY_LIVE_REQUEST_TIMEOUT", 8.0)
+REGISTRY_LIVE_MAX_BYTES = env_int("REGISTRY_LIVE_MAX_BYTES", 256 * 1024, minimum=1024)
+# One agent's whole run: checks left when it is spent are skipped, with the reason.
+REGISTRY_LIVE_RUN_SECONDS = env_float("REGISTRY_LIVE_RUN_SECONDS", 30.0)
+# Messages (only for agents whose owner opted in): at most this many an agent a UTC day.
+REGISTRY_LIVE_MESSAGES_PER_DAY = env_int("REGISTRY_LIVE_MESSAGES_PER_DAY", 6, minimum=0)
+# POST /api/v1/agents/{id}/probe: at most once in this many seconds an agent.
+REGISTRY_LIVE_PROBE_COOLDOWN_SECONDS = env_int(
+    "REGISTRY_LIVE_PROBE_COOLDOWN_SECONDS", 60, minimum=0
 )
 
 # --- Crawling --------------------------------------------------------------------------------
@@ -378,6 +419,8 @@ CELERY_BEAT_SCHEDULE = {
     "prune-crawl-attempts": {"task": "cards.prune_history", "schedule": 86400.0},
     # The vector index snapshot the web processes open (docs/search.md); cheap when unchanged.
     "save-vector-index": {"task": "cards.save_vector_index", "schedule": 300.0},
+    # Live checks of agents whose card was read since their last check (docs/live-checks.md).
+    "sweep-due-live-checks": {"task": "live.sweep", "schedule": REGISTRY_LIVE_SWEEP_SECONDS},
 }
 
 LOGGING = {

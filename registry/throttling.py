@@ -8,6 +8,8 @@ from typing import Any
 from django.conf import settings
 from rest_framework.throttling import UserRateThrottle
 
+from registry.limits import client_address
+
 logger = logging.getLogger(__name__)
 
 
@@ -18,6 +20,11 @@ class SubmissionRateThrottle(UserRateThrottle):
 
     def get_rate(self) -> str | None:
         return settings.REGISTRY_SUBMISSION_RATE or None
+
+    def get_ident(self, request: Any) -> str:
+        """A request without an account is counted as its client (DRF's own ``get_ident``
+        believes any ``X-Forwarded-For``): the trusted-proxy rule and the canonical key."""
+        return client_address(request)
 
     def allow_request(self, request: Any, view: Any) -> bool:
         if getattr(request.user, "is_staff", False):

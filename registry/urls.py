@@ -9,8 +9,10 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from cards import catalogue
 from cards.attestation_views import jwks_view
 from cards.badge_views import badge_view
+from live.api import AgentProbeView
 from registry import health
 from registry.login_throttle import ThrottledAdminLoginForm
+from tryit.api import AgentTryView
 
 # The admin's login form says when failed logins have locked an account or a client out.
 admin.site.login_form = ThrottledAdminLoginForm
@@ -41,6 +43,8 @@ urlpatterns = [
     path("favicon.ico", catalogue.favicon, name="favicon"),
     path("agents/<uuid:pk>", catalogue.agent_page, name="catalogue-agent"),
     path("api/v1/", index, name="index"),
+    path("api/v1/agents/<uuid:pk>/probe", AgentProbeView.as_view(), name="agent-probe"),
+    path("api/v1/agents/<uuid:pk>/try", AgentTryView.as_view(), name="agent-try"),
     path("api/v1/", include("cards.api.urls")),
     path("api/v1/", include("schemas_app.api_urls")),
     path("api/schema", SpectacularAPIView.as_view(), name="openapi-schema"),

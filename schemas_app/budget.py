@@ -7,10 +7,16 @@ thread, ``time.thread_time``):
 
 * it is checked before and after each validation (:func:`run`), so a loop over candidate schemas
   or examples stops when it is spent;
-* inside one validation, each match of a pattern that needs the backtracking engine (look-around,
-  back-references...) goes through :class:`BudgetedPattern`, a custom keyword that checks the
-  budget before matching: once it is spent, no further backtracking match runs, the call returns
-  quickly and :func:`run` raises :class:`BudgetExhausted`.
+* inside one validation, the schema is compiled so that the budget can stop the call part-way
+  (:mod:`schemas_app.budgeted_schema`): each match of a pattern that needs the backtracking
+  engine (look-around, back-references...) or is heavy on the linear one checks the budget
+  first, and so does each ``$ref`` and each subschema applied to members or items; once it is
+  spent the call returns quickly and :func:`run` raises :class:`BudgetExhausted`;
+* one match cannot be stopped once started, and a look-around over a long string costs seconds
+  (issue 35: ``(?=.*x)y`` on 240,000 characters, 41 s). So such a pattern is only run on text up
+  to the length :mod:`schemas_app.regex_cost` allows it (``REGISTRY_SCHEMA_REGEX_MAX_INPUT``); a
+  longer string or member name is not evaluated, the budget records the :class:`Refusal`, and
+  :func:`run` raises :class:`InputTooLong` (a :class:`BudgetExhausted` that says why).
 
 Requests get ``REGISTRY_SCHEMA_BUDGET_SECONDS``; Celery tasks (crawls, imports) get
 ``REGISTRY_SCHEMA_CRAWL_BUDGET_SECONDS``. ``BudgetExhausted`` is a ``ProblemError`` (422), which the
@@ -21,28 +27,19 @@ finding ``schema.budget-exhausted``.
 from __future__ import annotations
 
 import contextvars
-import re
+import math
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Any, TypeVar
 
-import jsonschema_rs
 from django.conf import settings
 
 from registry.errors import ProblemError
-from schemas_app import keywords as schema_keywords
+from schemas_app import regex_cost
 
 T = TypeVar("T")
-
-# The custom keyword that takes the place of a backtracking ``pattern`` in compiled validators.
-PATTERN_KEYWORD = "x-registry-budgeted-pattern"
-# The custom keyword checked before each ``$ref`` is followed (see :func:`budgeted`).
-GUARD_KEYWORD = "x-registry-budget-guard"
-_REF_KEYS = ("$ref", "$dynamicRef", "$recursiveRef")
-_OLD_DRAFT_KEPT = ("$schema", "definitions", "title", "description", "$comment")
 
 _DEFAULT_SECONDS = {
     "REGISTRY_SCHEMA_BUDGET_SECONDS": 0.5,
@@ -57,8 +54,10 @@ def budget_seconds(name: str) -> float:
 class BudgetExhausted(ProblemError):
     """The schema evaluation budget of this request or task is spent (a 422 problem)."""
 
-    def __init__(self, budget: Budget) -> None:
-        detail = (
+    def __init__(
+        self, budget: Budget, detail: str = "", extra: dict[str, Any] | None = None
+    ) -> None:
+        detail = detail or (
             f"Schema evaluation stopped: this request used its budget of {budget.seconds:g} s of "
             "CPU for validating against JSON Schemas (a schema with backtracking patterns or a "
             "very large payload). Send a smaller payload."
@@ -69,8 +68,52 @@ class BudgetExhausted(ProblemError):
             title="Schema evaluation budget exhausted",
             detail=detail,
             errors=[{"pointer": "", "message": detail}],
-            extra={"budget_seconds": budget.seconds},
+            extra=extra if extra is not None else {"budget_seconds": budget.seconds},
         )
+
+    def finding(self, what: str) -> str:
+        """The message of the ``schema.budget-exhausted`` finding on a card's ``what``."""
+        return (
+            f"validating the card's {what} used the registry's budget of "
+            f"{self.extra['budget_seconds']:g} s of CPU for schema evaluation; the checks stopped "
+            "here and the rest were not checked (a pattern that needs backtracking, or very large "
+            "examples)"
+        )
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """A text not matched against a pattern: one match on so long a text may cost seconds."""
+
+    pattern: str
+    excess: regex_cost.Excess
+    kind: str = "string"  # or "member name"
+
+    def sentence(self) -> str:
+        shown = self.pattern if len(self.pattern) <= 60 else self.pattern[:57] + "..."
+        size, longest, unit = self.excess.size, self.excess.longest, self.excess.unit
+        unit = "bytes of UTF-8" if unit == "bytes" else unit
+        return (
+            f"a {self.kind} of {size:,} {unit} is longer than the {longest:,} {unit} the "
+            f"registry matches against the pattern {shown!r} "
+            "(one match of it costs more CPU the longer the text, and cannot be stopped once "
+            "started), so it was not evaluated"
+        )
+
+
+class InputTooLong(BudgetExhausted):
+    """A text too long for a pattern to be matched on within the bound of one match (a 422
+    problem of the same type as a spent budget: the budget on a single match is exceeded)."""
+
+    def __init__(self, budget: Budget, refusal: Refusal) -> None:
+        self.refusal = refusal
+        detail = f"Schema evaluation stopped: {refusal.sentence()}. Send shorter strings."
+        excess = refusal.excess
+        extra = {"max_input": excess.longest, "input_length": excess.size, "unit": excess.unit}
+        super().__init__(budget, detail, extra)
+
+    def finding(self, what: str) -> str:
+        return f"this one of the card's {what} was not checked: {self.refusal.sentence()}"
 
 
 class Budget:
@@ -82,14 +125,15 @@ class Budget:
         self._started = clock()
         self.exhausted = False
         self.ticks = 0
+        self.refusal: Refusal | None = None  # a text refused during the running validation
 
     def tick(self) -> bool:
-        """One more ``$ref`` followed; True once the budget is spent (the clock is read every 64
-        ticks: a tick costs well under a microsecond)."""
+        """One more ``$ref`` followed; True once the budget is spent or a text was refused (the
+        clock is read every 64 ticks: a tick costs well under a microsecond)."""
         self.ticks += 1
         if self.ticks % 64 == 0:
-            return self.over()
-        return self.exhausted
+            return self.halted()
+        return self.exhausted or self.refusal is not None
 
     def spent(self) -> float:
         return self._clock() - self._started
@@ -100,7 +144,21 @@ class Budget:
             self.exhausted = True
         return self.exhausted
 
+    def halted(self) -> bool:
+        """True once the running validation cannot be trusted: the budget is spent, or a text
+        was refused (whose verdict would otherwise stand in for a match that never ran)."""
+        return self.refusal is not None or self.over()
+
+    def refuse(self, refusal: Refusal) -> None:
+        if self.refusal is None:
+            self.refusal = refusal
+
     def check(self) -> None:
+        """Raise what stopped the last validation: a refused text (the budget itself may still
+        last), or the budget spent."""
+        refusal, self.refusal = self.refusal, None
+        if refusal is not None:
+            raise InputTooLong(self, refusal)
         if self.over():
             raise BudgetExhausted(self)
 
@@ -161,196 +219,15 @@ def scope(seconds: float | None = None) -> Iterator[Budget]:
 
 
 def run(call: Callable[..., T], *args: Any) -> T:
-    """One validation under the open budget (if any): refused when the budget is spent, and its
-    result discarded when the budget ran out during it (a pattern skipped to save the budget
-    may have changed the outcome)."""
+    """One validation under the open budget: refused when the budget is spent, and its result
+    discarded when the budget ran out during it or a text was too long to match (a pattern
+    skipped may have changed the outcome). Outside a scope the budget is unlimited, but a text
+    too long to match still raises :class:`InputTooLong`."""
     budget = _current.get()
     if budget is None:
-        return call(*args)
+        with scope(math.inf):
+            return run(call, *args)
     budget.check()
     result = call(*args)
     budget.check()
     return result
-
-
-# --- patterns that need the backtracking engine -----------------------------------------------
-
-# What makes fancy-regex use its backtracking engine: look-around, back-references (numbered or
-# named), atomic groups, possessive quantifiers, \G and conditionals. Over-approximating is
-# harmless: such a pattern is matched by the same engine, only through the budget check.
-_BACKTRACKING = re.compile(r"\(\?<?[=!]|\(\?>|\(\?\(|\\[1-9]|\\[kg]|\\G|[*+?}]\+")
-
-
-def needs_backtracking(pattern: str) -> bool:
-    return bool(_BACKTRACKING.search(pattern))
-
-
-@lru_cache(maxsize=1024)
-def _pattern_validator(pattern: str, backtrack_limit: int) -> Any:
-    return jsonschema_rs.Draft202012Validator(
-        {"pattern": pattern},
-        offline=True,
-        pattern_options=jsonschema_rs.FancyRegexOptions(backtrack_limit=backtrack_limit),
-    )
-
-
-class BudgetedPattern:
-    """``pattern`` for a backtracking regex, matched only while the budget lasts."""
-
-    backtrack_limit = 100_000
-
-    def __init__(self, parent_schema: dict[str, Any], value: Any, schema_path: list[Any]) -> None:
-        self.pattern = str(value)
-        self.matcher = _pattern_validator(self.pattern, self.backtrack_limit)
-
-    def validate(self, instance: Any) -> None:
-        if not isinstance(instance, str):
-            return
-        budget = _current.get()
-        if budget is not None and budget.over():
-            raise ValueError("not matched: the schema evaluation budget is spent")
-        try:
-            self.matcher.validate(instance)
-        except jsonschema_rs.ValidationError as error:
-            raise ValueError(error.message) from None
-
-
-class Guard:
-    """Passes while the budget lasts; fails (so the ``$ref`` beside it is not followed) after."""
-
-    def __init__(self, parent_schema: dict[str, Any], value: Any, schema_path: list[Any]) -> None:
-        pass
-
-    def validate(self, instance: Any) -> None:
-        budget = _current.get()
-        if budget is not None and budget.tick():
-            raise ValueError("not evaluated: the schema evaluation budget is spent")
-
-
-def keywords(backtrack_limit: int) -> dict[str, Any]:
-    """The custom keywords for :func:`schemas_app.validation.compile_schema`."""
-    keyword = type("BudgetedPattern", (BudgetedPattern,), {"backtrack_limit": backtrack_limit})
-    return {PATTERN_KEYWORD: keyword, GUARD_KEYWORD: Guard}
-
-
-# Keywords whose value is a schema, a list of schemas, or a map of schemas (every draft), as
-# schemas_app.keywords lists them, plus ``items`` in both forms and draft 4-7 ``dependencies``.
-_SCHEMA_KEYS = (*schema_keywords.SCHEMA_KEYS, "items")
-_SCHEMA_LIST_KEYS = (*schema_keywords.SCHEMA_LIST_KEYS, "items")
-# Keywords that apply their subschemas to the members or items of the value (not to the value).
-_DESCENDING = frozenset(
-    (
-        "properties",
-        "patternProperties",
-        "additionalProperties",
-        "unevaluatedProperties",
-        "propertyNames",
-        "items",
-        "prefixItems",
-        "additionalItems",
-        "unevaluatedItems",
-        "contains",
-    )
-)
-_SCHEMA_MAP_KEYS = (*schema_keywords.SCHEMA_MAP_KEYS, "dependencies")
-
-
-@dataclass
-class Budgeted:
-    """A schema as compiled under the budget (:func:`budgeted`)."""
-
-    schema: Any
-    changed: bool = False
-    refs: int = 0  # $refs guarded
-    backtracking_keys: int = 0  # patternProperties keys that need backtracking
-
-
-def _guard_ref(node: dict[str, Any], old_draft: bool) -> dict[str, Any]:
-    """``node`` with its ``$ref`` evaluated behind a guard: ``allOf`` runs its branches in order
-    and stops at the first failure, so once the budget is spent the guard fails first and the
-    reference is not followed (a chain of ``anyOf`` and ``$ref`` can otherwise evaluate 2^n
-    subschemas for one value). ``allOf`` keeps its existing branches at their indices.
-
-    Drafts 4 to 7 ignore the siblings of ``$ref``: they are dropped, except ``definitions``
-    (which pointers address) and annotations."""
-    ref_key = next(k for k in _REF_KEYS if isinstance(node.get(k), str))
-    guarded = [{GUARD_KEYWORD: True}, {ref_key: node[ref_key]}]
-    if old_draft:
-        out = {k: v for k, v in node.items() if k in _OLD_DRAFT_KEPT}
-        out["allOf"] = guarded
-        return out
-    out = {k: v for k, v in node.items() if k != ref_key}
-    existing = out.get("allOf")
-    out["allOf"] = [*existing, {"allOf": guarded}] if isinstance(existing, list) else guarded
-    return out
-
-
-def budgeted(schema: Any, *, old_draft: bool = False) -> Budgeted:
-    """``schema`` as it is compiled: each backtracking ``pattern`` moved to
-    :data:`PATTERN_KEYWORD`, each ``$ref`` behind a :class:`Guard`; and how many
-    ``patternProperties`` keys need backtracking (those are matched by jsonschema-rs itself:
-    :func:`guard_keys` bounds how often). Only schema positions are rewritten (a property named
-    ``pattern`` is not)."""
-    result = Budgeted(schema)
-
-    def walk(node: Any, child: bool = False) -> Any:
-        if not isinstance(node, dict):
-            return node
-        out: dict[str, Any] = {}
-        for key, value in node.items():
-            below = key in _DESCENDING
-            if key == "patternProperties" and isinstance(value, dict):
-                result.backtracking_keys += sum(1 for name in value if needs_backtracking(name))
-            if key == "pattern" and isinstance(value, str) and needs_backtracking(value):
-                out[PATTERN_KEYWORD] = value
-                result.changed = True
-            elif key in _SCHEMA_LIST_KEYS and isinstance(value, list):
-                out[key] = [walk(item, below) for item in value]
-            elif key in _SCHEMA_MAP_KEYS and isinstance(value, dict):
-                out[key] = {name: walk(item, below) for name, item in value.items()}
-            elif key in _SCHEMA_KEYS:
-                out[key] = walk(value, below)
-            else:
-                out[key] = value
-        if any(isinstance(out.get(k), str) for k in _REF_KEYS):
-            result.refs += 1
-            out = _guard_ref(out, old_draft)
-            result.changed = True
-        if child:
-            # Applied to each member or item: a spent budget fails the next one, and the
-            # keyword above stops there (is_valid and validate stop at the first failure).
-            out[GUARD_KEYWORD] = True
-            result.changed = True
-        return out
-
-    rewritten = walk(schema)
-    if result.changed:
-        result.schema = rewritten
-    return result
-
-
-def object_keys(value: Any, cap: int) -> int:
-    """How many member names the objects in ``value`` have together, counted up to ``cap``."""
-    count, stack = 0, [value]
-    while stack and count < cap:
-        item = stack.pop()
-        if isinstance(item, dict):
-            count += len(item)
-            stack.extend(item.values())
-        elif isinstance(item, list):
-            stack.extend(item)
-    return count
-
-
-def guard_keys(backtracking_keys: int, instance: Any, max_matches: int) -> None:
-    """Refuse (as an exhausted budget) an instance whose property names would be matched
-    against backtracking ``patternProperties`` keys more than ``max_matches`` times: those
-    matches run inside jsonschema-rs, where the budget cannot stop them one by one."""
-    if not backtracking_keys:
-        return
-    budget = _current.get()
-    if budget is None:
-        return
-    if object_keys(instance, max_matches + 1) * backtracking_keys > max_matches:
-        budget.exhausted = True
-        raise BudgetExhausted(budget)

@@ -6,7 +6,8 @@ ingestion and ``POST /api/v1/validate`` report the same findings. It reads nothi
 database and fetches nothing. Validating examples and extension params runs under the schema
 budget (:mod:`schemas_app.budget`: the request's, or the crawl's in a Celery task); when it is
 spent the checks stop with a ``schema.budget-exhausted`` finding and the rest of the report
-stands.
+stands. An example holding a text too long for one match of a pattern to stay cheap gets the
+same finding and is not checked; the next examples are.
 """
 
 from __future__ import annotations
@@ -117,15 +118,6 @@ def _parse_example(text: Any) -> Any:
     return value if isinstance(value, (dict, list)) else None
 
 
-def _stopped(exc: budget.BudgetExhausted, what: str) -> str:
-    seconds = exc.extra.get("budget_seconds")
-    return (
-        f"validating the card's {what} used the registry's budget of {seconds:g} s of CPU for "
-        f"schema evaluation; the checks stopped here and the rest were not checked (a pattern "
-        "that needs backtracking, or very large examples)"
-    )
-
-
 def _check_examples(
     found: CardSchemas, analyses: dict[str, SchemaAnalysis], out: _Findings
 ) -> None:
@@ -153,8 +145,12 @@ def _check_examples(
                         break
                     first = errors[0]
                     problems.append(f"{name}: {first.message} at {first.pointer or '/'}")
+            except budget.InputTooLong as exc:
+                # This example alone was not evaluated; the budget lasts for the others.
+                out.add("schema.budget-exhausted", "warning", pointer, exc.finding("examples"))
+                continue
             except budget.BudgetExhausted as exc:
-                out.add("schema.budget-exhausted", "warning", pointer, _stopped(exc, "examples"))
+                out.add("schema.budget-exhausted", "warning", pointer, exc.finding("examples"))
                 return
             if problems:
                 out.add(
@@ -287,7 +283,7 @@ def schema_findings(data: dict[str, Any] | None, card: dict[str, Any] | None) ->
                     "schema.budget-exhausted",
                     "warning",
                     "/capabilities/extensions",
-                    _stopped(exc, "extension params"),
+                    exc.finding("extension params"),
                 )
             else:
                 _check_examples(found, analyses, out)

@@ -4,7 +4,9 @@ They bound the work one hostile card or request can cause: a schema is at most
 ``REGISTRY_SCHEMA_MAX_BYTES`` in its canonical form, a card has at most
 ``REGISTRY_SCHEMA_MAX_PER_CARD`` schemas, and a regular expression with backtracking features
 (look-around, back-references) gets at most ``REGISTRY_SCHEMA_REGEX_BACKTRACK_LIMIT`` steps per
-match; every other pattern runs on a linear-time engine. The CPU a request or task may spend on
+match; every other pattern runs on a linear-time engine. One match is also bounded by the length
+of the text it is run on (``REGISTRY_SCHEMA_REGEX_MAX_INPUT``: :mod:`schemas_app.regex_cost`).
+The CPU a request or task may spend on
 schema evaluation is bounded separately (``REGISTRY_SCHEMA_BUDGET_SECONDS``,
 ``REGISTRY_SCHEMA_CRAWL_BUDGET_SECONDS``: :mod:`schemas_app.budget`).
 """
@@ -16,7 +18,12 @@ from django.conf import settings
 _DEFAULTS = {
     "REGISTRY_SCHEMA_MAX_BYTES": 64 * 1024,
     "REGISTRY_SCHEMA_MAX_PER_CARD": 100,
-    "REGISTRY_SCHEMA_REGEX_BACKTRACK_LIMIT": 100_000,
+    # Steps of fancy-regex's backtracking engine per match (about 0.6 ms): a look-around rescans
+    # the text at each step, so this also bounds a look-around nested in a repetition.
+    "REGISTRY_SCHEMA_REGEX_BACKTRACK_LIMIT": 10_000,
+    # The longest text the lightest look-around pattern ((?=.*x)y) is matched on; heavier
+    # patterns get fewer characters, so that one match stays within about 17 ms of CPU.
+    "REGISTRY_SCHEMA_REGEX_MAX_INPUT": 256,
     "REGISTRY_SCHEMA_VALIDATOR_CACHE": 20_000,
     "REGISTRY_SCHEMA_PAYLOAD_MAX_BYTES": 512 * 1024,
     "REGISTRY_SCHEMA_MAX_ERRORS": 50,

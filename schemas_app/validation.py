@@ -6,9 +6,10 @@ only the official metaschemas (so ``{"$ref": "http://json-schema.org/draft-07/sc
 offline), and regular expressions on fancy-regex with a backtracking budget. fancy-regex hands
 every pattern without look-around or back-references to the linear-time ``regex`` crate, so
 ``^(a+)+$`` cannot blow up; the rest get at most ``REGISTRY_SCHEMA_REGEX_BACKTRACK_LIMIT`` steps
-per match, after which the match fails instead of running on. A backtracking ``pattern`` is
-compiled as a custom keyword that checks the request's schema budget before each match
-(:mod:`schemas_app.budget`), and every validation runs through :func:`schemas_app.budget.run`.
+per match, after which the match fails instead of running on. A backtracking or heavy ``pattern``
+is compiled as a custom keyword that checks the request's schema budget before each match and
+refuses a text too long for one match to stay cheap (:mod:`schemas_app.budgeted_schema`,
+:mod:`schemas_app.regex_cost`), and every validation runs through :func:`schemas_app.budget.run`.
 
 Compiled validators are cached by content hash in a bounded LRU (they are not picklable, so the
 cache is per process).
@@ -27,7 +28,7 @@ import jsonschema_rs
 import jsonschema_specifications
 
 from registry.findings import json_pointer
-from schemas_app import budget
+from schemas_app import budget, budgeted_schema
 from schemas_app.conf import limit
 
 # Effective drafts, by the names the registry reports.
@@ -114,9 +115,11 @@ def compile_schema(schema: Any, draft: str) -> Any:
     ``schema`` must already carry a ``$schema`` the registry knows (see
     :func:`schemas_app.analysis.for_validation`), so that nothing tries to look a dialect up.
     """
-    plan = budget.budgeted(schema, old_draft=draft in (DRAFT4, DRAFT6, DRAFT7))
+    plan = budgeted_schema.budgeted(schema, old_draft=draft in (DRAFT4, DRAFT6, DRAFT7))
     keywords = (
-        budget.keywords(limit("REGISTRY_SCHEMA_REGEX_BACKTRACK_LIMIT")) if plan.changed else None
+        budgeted_schema.keywords(limit("REGISTRY_SCHEMA_REGEX_BACKTRACK_LIMIT"))
+        if plan.changed
+        else None
     )
     inner = _VALIDATOR_CLASS[draft](
         plan.schema,
@@ -125,25 +128,27 @@ def compile_schema(schema: Any, draft: str) -> Any:
         pattern_options=pattern_options(),
         keywords=keywords,
     )
-    return Compiled(inner, node_count(schema, 1_000_000), plan.backtracking_keys, plan.refs)
+    return Compiled(inner, node_count(schema, 1_000_000), plan.limited_keys, plan.refs)
 
 
 class Compiled:
     """A compiled validator, the size of its schema (JSON values), which bounds what listing
-    its errors may cost (:func:`error_items`), and how many of its ``patternProperties`` keys
-    need the backtracking engine (:func:`schemas_app.budget.guard_keys`)."""
+    its errors may cost (:func:`error_items`), and which of its ``patternProperties`` keys
+    need the backtracking engine or are heavy (:func:`schemas_app.budgeted_schema.guard_keys`)."""
 
-    __slots__ = ("backtracking_keys", "inner", "refs", "size")
+    __slots__ = ("inner", "limited_keys", "refs", "size")
 
-    def __init__(self, inner: Any, size: int, backtracking_keys: int = 0, refs: int = 0) -> None:
+    def __init__(
+        self, inner: Any, size: int, limited_keys: list[str] | None = None, refs: int = 0
+    ) -> None:
         self.inner = inner
         self.size = size
-        self.backtracking_keys = backtracking_keys
+        self.limited_keys = limited_keys or []
         self.refs = refs
 
     def _guard(self, instance: Any) -> None:
-        budget.guard_keys(
-            self.backtracking_keys, instance, limit("REGISTRY_SCHEMA_MAX_BACKTRACKING_KEY_MATCHES")
+        budgeted_schema.guard_keys(
+            self.limited_keys, instance, limit("REGISTRY_SCHEMA_MAX_BACKTRACKING_KEY_MATCHES")
         )
 
     def is_valid(self, instance: Any) -> bool:
@@ -183,7 +188,7 @@ def _message(error: Any) -> str:
 
 def _item(error: Any) -> ErrorItem:
     schema_path = [
-        "pattern" if part == budget.PATTERN_KEYWORD else part
+        "pattern" if part == budgeted_schema.PATTERN_KEYWORD else part
         for part in list(getattr(error, "schema_path", []) or [])
     ]
     return ErrorItem(

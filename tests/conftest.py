@@ -42,6 +42,13 @@ def _empty_cache() -> Iterator[None]:
 
 
 @pytest.fixture(autouse=True)
+def _no_live_checks_after_crawls(settings: Any) -> None:
+    """Crawls in tests do not go on to ask the agents' endpoints (live/): tests that count what
+    a card server received would see the checks' requests. tests/live turns them back on."""
+    settings.REGISTRY_LIVE_CHECKS = False
+
+
+@pytest.fixture(autouse=True)
 def _fresh_vector_index() -> None:
     """Each test's searches read the vectors its own agents have. The process's index looks
     for new rows at most once a second, so a search in the first second of a test could

@@ -36,6 +36,8 @@ def browser() -> Iterator[Any]:
 
     options = webdriver.ChromeOptions()
     options.binary_location = CHROMIUM
+    # Keep the console, so a test can say the page logged no error (tests/tryit/).
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     profile = tempfile.mkdtemp(prefix="registry-chromium-")
     for flag in (
         "--headless",

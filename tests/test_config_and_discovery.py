@@ -4,42 +4,9 @@ import ipaddress
 
 import pytest
 
-from cards.discovery import InvalidURL, candidate_card_urls, is_origin, normalise_url
+from cards.discovery import candidate_card_urls, is_origin
 from cards.tasks import MAX_RETRY_DELAY, retry_delay
 from registry.env import ConfigError, env_bool, env_float, env_int, env_networks, env_ports
-
-
-@pytest.mark.parametrize(
-    ("raw", "expected"),
-    [
-        ("HTTPS://Example.COM:443/Path/Card.json#frag", "https://example.com/Path/Card.json"),
-        ("http://example.com:80/", "http://example.com"),
-        ("https://example.com:8443", "https://example.com:8443"),
-        ("https://example.com/?a=1", "https://example.com/?a=1"),
-        ("https://bücher.example/", "https://xn--bcher-kva.example"),
-        ("https://[::1]:8080/x", "https://[::1]:8080/x"),
-    ],
-)
-def test_urls_are_normalised(raw: str, expected: str) -> None:
-    assert normalise_url(raw) == expected
-
-
-@pytest.mark.parametrize(
-    "raw",
-    [
-        "",
-        "   ",
-        "example.com",
-        "https://",
-        "https://user@example.com",
-        "https://exa mple.com",
-        "https://example.com:99999",
-    ],
-)
-def test_unusable_urls_are_refused_with_a_reason(raw: str) -> None:
-    with pytest.raises(InvalidURL) as caught:
-        normalise_url(raw)
-    assert str(caught.value)
 
 
 def test_an_origin_is_discovered_on_both_well_known_paths_in_order() -> None:

@@ -14,7 +14,12 @@ generated at collection:
   surrogates in each string and as keys, 1 MB strings, 5,000 levels of nesting, 100,000 ``[``,
   empty bodies, wrong content types, arrays for objects, unknown members and, where an integer
   is expected, 5.0 (accepted), 2.5, 10**30, 0 and -1 (refused);
-* alice, bob and anonymous against each other on every door (ownership and visibility).
+* every door that evaluates JSON Schemas, anonymously, with a backtracking schema over 4,000
+  strings (issue 17) and one look-ahead match over a 60,000-character value or member name
+  (issue 35), each under a bound on this process's CPU;
+* alice, bob and anonymous against each other on every door (ownership and visibility),
+  and with other spellings of alice's URLs on the write doors (``/./``, ``//``, ``%63``, a
+  trailing slash, the host's trailing dot: issue 35).
 
 Each answer must be below 500, in the door's own error shape (problem+json under /api/v1/, the
 ARD envelope under /ard/, a JSON-RPC error or an MCP tool error on /a2a and /mcp) and carry no
@@ -29,7 +34,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import quote, urlsplit
 
 import httpx
 import pytest
@@ -340,6 +345,8 @@ POST_ROUTES = {
     "api/v1/agents/<uuid:pk>/check-message",
     "api/v1/agents/<uuid:pk>/validate-payload",
     "api/v1/agents/<uuid:pk>/recrawl",
+    "api/v1/agents/<uuid:pk>/probe",
+    "api/v1/agents/<uuid:pk>/try",
 }
 
 
@@ -585,6 +592,12 @@ ENDPOINTS = [
         "v1-submit", "/api/v1/agents", {"url": "https://submit.doors.example/card"}, "bob", ok=False
     ),  # the URL cannot be fetched: a 422 that names the failure  # fmt: skip
     Endpoint("v1-recrawl", "/api/v1/agents/{pk}/recrawl", {}, "alice", strict=False),
+    # The live checks now (reads no body); within the cooldown a 429 problem: any answer < 500.
+    Endpoint("v1-probe", "/api/v1/agents/{pk}/probe", {}, "alice", ok=False, strict=False),
+    # A "Try it" send (tryit/): the world's agent is not opted in to messages, so a 403 problem.
+    Endpoint(
+        "v1-try", "/api/v1/agents/{pk}/try", {"skill": "s", "payload": {"n": 1}}, "alice", ok=False
+    ),  # fmt: skip
     Endpoint("v1-imports", "/api/v1/imports", {"urls": ["https://import.doors.example/c"]}, "bob"),
     Endpoint(
         "v1-validate",
@@ -684,6 +697,10 @@ ENDPOINTS += [
                                  "params": {"id": "no-such-task"}}, ok=False),
     Endpoint("a2a-get-0.3", "/a2a", {"jsonrpc": "2.0", "id": 4, "method": "tasks/get",
                                      "params": {"id": "no-such-task"}}, ok=False),
+    Endpoint("a2a-cancel", "/a2a", {"jsonrpc": "2.0", "id": 4, "method": "CancelTask",
+                                    "params": {"id": "no-such-task"}}, ok=False),
+    Endpoint("a2a-cancel-0.3", "/a2a", {"jsonrpc": "2.0", "id": 4, "method": "tasks/cancel",
+                                        "params": {"id": "no-such-task"}}, ok=False),
 ]  # fmt: skip
 
 
@@ -695,7 +712,7 @@ def test_every_tool_method_and_post_route_is_probed() -> None:
     tools = {body["params"]["name"] for body in sent if body.get("method") == "tools/call"}
     assert tools == {tool.name for tool in mcp_server.server._tool_manager.list_tools()}
     methods = {body["method"] for body in sent}
-    assert set(a2a.SEND) | set(a2a.GET) <= methods
+    assert set(a2a.SEND) | set(a2a.GET) | set(a2a.CANCEL) <= methods
     posts = set()
     for route, entry in _walk(get_resolver().url_patterns):
         view = getattr(entry.callback, "view_class", None)
@@ -916,6 +933,99 @@ def test_schema_evaluation_is_bounded_on_every_door(
     assert cpu < 2.0, (door, cpu, response.text[:300])
 
 
+# Issue 35 item 1: ONE match of a look-ahead pattern over a long string rescans the rest of the
+# string from every start (quadratic), and the budget, checked between matches, cannot cut it:
+# 60,000 characters cost 7.7 s of CPU on /validate, 5.3-5.6 s on the other doors (50,000). The
+# string is a value under ``pattern``, a member name matched against a ``patternProperties``
+# key (inside jsonschema-rs), or a member name under ``propertyNames``.
+LOOK = "(?=.*x)y"
+LONG_TEXT = "a" * 60_000
+LOOKS = {
+    "value": {"type": "object", "properties": {"q": {"type": "string", "pattern": LOOK}}},
+    "key": {"type": "object", "patternProperties": {LOOK: {"type": "integer"}}},
+    "name": {"type": "object", "propertyNames": {"pattern": LOOK}},
+}
+LOOK_PAYLOADS = {"value": {"q": LONG_TEXT}, "key": {LONG_TEXT: 1}, "name": {LONG_TEXT: 1}}
+
+
+def _looks_card(schemas: dict[str, Any], examples: list[str] | None = None) -> dict[str, Any]:
+    modes = [f"application/json;schema={name}" for name in schemas]
+    skill = {"id": "looks", "name": "Looks", "description": "Takes long strings.",
+             "tags": ["looks"], "inputModes": modes, "outputModes": ["text/plain"]}  # fmt: skip
+    if examples is not None:
+        skill["examples"] = examples
+    return {
+        "name": "Long looks", "description": "Look-around patterns.", "version": "1",
+        "supportedInterfaces": [{"url": "https://looks.doors.example/a2a",
+                                 "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}],
+        "capabilities": {"extensions": [{"uri": SCHEMAS_URI}]}, "schemas": schemas,
+        "defaultInputModes": modes, "defaultOutputModes": ["text/plain"], "skills": [skill],
+    }  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def looks(world: World, django_db_blocker: Any) -> str:
+    """Bob's agent storing the three look-around schemas; its id (flushed with the world)."""
+    from django.contrib.auth import get_user_model
+
+    from cards.models import Agent
+    from cards.rendering.store import agent_changed
+    from tests.factories import agent_from_card
+
+    with django_db_blocker.unblock():
+        agent = agent_from_card(_looks_card(LOOKS), url="https://looks.doors.example/card")
+        bob = get_user_model().objects.get(username="bob")
+        Agent.objects.filter(pk=agent.pk).update(submitted_by=bob)
+        agent_changed(agent.pk)
+    return str(agent.pk)
+
+
+def _look_request(door: str, kind: str, pk: str) -> tuple[str, Any]:
+    payload = LOOK_PAYLOADS[kind]
+    data_part = {"data": payload, "mediaType": f"application/json;schema={kind}"}
+    query = {"data": {"payload": payload, "limit": 5}, "metadata": {"mimeType": QUERY_MODE}}
+    card = _looks_card({kind: LOOKS[kind]}, examples=[json.dumps(payload)])
+    return {
+        "v1-validate": ("/api/v1/validate", {"card": card}),
+        "v1-match": ("/api/v1/schemas/match", {"payload": payload}),
+        "v1-validate-payload": (f"/api/v1/agents/{pk}/validate-payload",
+                                {"schema": kind, "payload": payload}),
+        "v1-check-message": (f"/api/v1/agents/{pk}/check-message",
+                             {"message": {"parts": [data_part]}}),
+        "mcp-accepting": ("/mcp", _mcp("find_agents_accepting", {"payload": payload})),
+        "mcp-check": ("/mcp", _mcp("check_message", {"agent_id": pk,
+                                                     "message": {"parts": [data_part]}})),
+        "a2a-query": ("/a2a", _a2a([query])),
+    }[door]  # fmt: skip
+
+
+@pytest.mark.parametrize("kind", sorted(LOOKS))
+@pytest.mark.parametrize(
+    "door",
+    ["v1-validate", "v1-match", "v1-validate-payload", "v1-check-message", "mcp-accepting",
+     "mcp-check", "a2a-query"],
+)  # fmt: skip
+def test_one_long_match_is_bounded_on_every_door(
+    world: World, http: httpx.Client, looks: str, door: str, kind: str
+) -> None:
+    """Anonymous, a 60,000-character value or member name against ``(?=.*x)y`` (bob's stored
+    schemas, or inline in a card on /validate): never matched, since one match would cost
+    seconds; the answer says so (a finding on /validate, a refusal elsewhere) within well under
+    the 1 s target of this process's CPU (the server runs in it)."""
+    path, body = _look_request(door, kind, looks)
+    started = time.process_time()
+    response = http.post(path, json=body, headers=MCP_HEADERS if path == "/mcp" else {})
+    cpu = time.process_time() - started
+    answer = check(response, path)
+    assert cpu < 0.8, (door, kind, cpu, response.text[:300])
+    assert "characters" in response.text, response.text[:300]  # says why it was not matched
+    if door == "v1-validate":
+        codes = [f["code"] for f in answer["validation"]["findings"]]
+        assert "schema.budget-exhausted" in codes, response.text[:500]
+    else:
+        assert is_error(response, answer), response.text[:300]
+
+
 HOSTILE_URLS = [
     "javascript:alert(1)", "file:///etc/passwd", "gopher://127.0.0.1:6379/_INFO",
     "http://169.254.169.254/latest/meta-data/", "http://127.0.0.1:6379/", "http://[::1]:5432/",
@@ -1086,6 +1196,8 @@ def test_nobody_else_can_recrawl_delete_or_take_alices_agents(
     for agent in [world.public, *world.canaries.values()]:
         pk = agent["pk"]
         for method, path in (("POST", f"/api/v1/agents/{pk}/recrawl"),
+                             ("POST", f"/api/v1/agents/{pk}/probe"),
+                             ("POST", f"/api/v1/agents/{pk}/try"),
                              ("DELETE", f"/api/v1/agents/{pk}"),
                              ("PATCH", f"/api/v1/agents/{pk}"),
                              ("PUT", f"/api/v1/agents/{pk}")):  # fmt: skip
@@ -1113,6 +1225,61 @@ def test_nobody_else_can_recrawl_delete_or_take_alices_agents(
         assert response.status_code == 200, response.text
     deleted = http.get(f"/api/v1/agents/{world.canaries['deleted']['pk']}")
     assert deleted.status_code in (404, 410), deleted.text
+
+
+def spellings(url: str) -> list[str]:
+    """Other spellings of one of alice's URLs (``https://<state>.doors.example/card``): each is
+    the URL itself in the registry's normal form (issue 35, item 2; docs/security.md)."""
+    host = urlsplit(url).hostname or ""
+    return [
+        f"https://{host}/./card",
+        f"https://{host}//card",
+        f"https://{host}/%63ard",
+        f"https://{host}/card/",
+        f"https://{host}./card",
+        f"HTTPS://{host.upper()}:443/x/../card#top",
+    ]
+
+
+@pytest.mark.parametrize("state", STATES)
+def test_another_spelling_of_alices_url_is_hers_on_the_submit_and_import_doors(
+    world: World, http: httpx.Client, state: str
+) -> None:
+    """Bob spells the URL of alice's agent that readers may not see another way: refused, as the
+    exact spelling is, on the submit and import doors; no new agent, nothing of hers shown."""
+    agent, headers = world.canaries[state], _as(world, "bob")
+    urls = spellings(agent["url"])
+    for url in urls:
+        response = http.post("/api/v1/agents", json={"url": url}, headers=headers)
+        check(response, "/api/v1/agents")
+        assert response.status_code == 409, (url, response.text)
+        assert agent["pk"] not in response.text
+    response = http.post("/api/v1/imports", json={"urls": urls}, headers=headers)
+    body = check(response, "/api/v1/imports")
+    assert response.status_code < 300, response.text
+    job = http.get(f"/api/v1/imports/{body['id']}", headers=headers)
+    assert job.json()["counts"]["invalid"] == len(urls), job.text
+    assert agent["pk"] not in job.text
+
+
+def test_another_spelling_names_the_agent_already_registered(
+    world: World, http: httpx.Client
+) -> None:
+    """The positive control: bob's spellings of alice's public agent answer with her agent, and
+    alice's spellings of her own pending, hidden and rejected agents with each of them."""
+    for url in spellings(world.public["url"]):
+        response = http.post("/api/v1/agents", json={"url": url}, headers=_as(world, "bob"))
+        check(response, "/api/v1/agents")
+        assert response.status_code == 200, (url, response.text)
+        assert response.json()["id"] == world.public["pk"]
+    for state in ("pending", "hidden", "rejected"):
+        agent = world.canaries[state]
+        for url in spellings(agent["url"]):
+            response = http.post("/api/v1/agents", json={"url": url}, headers=_as(world, "alice"))
+            check(response, "/api/v1/agents")
+            assert response.status_code == 200, (url, response.text)
+            assert response.json()["id"] == agent["pk"]
+            assert response.json()["moderation"]["state"] == state
 
 
 def test_anyone_elses_import_jobs_are_not_shown(world: World, http: httpx.Client) -> None:

@@ -30,7 +30,7 @@ EXTENSION = "https://counts.example/ext"
 PINNED: dict[str, int] = {
     "": 6,  # catalogue home on a facet-cache miss: 4 facets, the page, the featured row
     ".well-known/jwks.json": 2,
-    "agents/<uuid:pk>": 6,
+    "agents/<uuid:pk>": 8,  # 6, and the declared schemas of its "Try it" section (tryit/)
     "api/docs": 0,
     "api/schema": 0,
     "api/v1/": 0,
@@ -40,9 +40,11 @@ PINNED: dict[str, int] = {
     "api/v1/agents/<uuid:pk>/card": 1,
     "api/v1/agents/<uuid:pk>/check-message": 0,  # POST only: GET is a 405
     "api/v1/agents/<uuid:pk>/history": 4,
+    "api/v1/agents/<uuid:pk>/probe": 0,
     "api/v1/agents/<uuid:pk>/recrawl": 0,
     "api/v1/agents/<uuid:pk>/schema-changes": 2,
     "api/v1/agents/<uuid:pk>/schemas": 2,
+    "api/v1/agents/<uuid:pk>/try": 0,  # POST only: GET is a 405
     "api/v1/agents/<uuid:pk>/validate-payload": 0,
     "api/v1/extensions": 1,
     "api/v1/extensions/<anytext:uri>": 4,

@@ -43,6 +43,8 @@ def worker_env(url: str) -> dict[str, str]:
         "REGISTRY_FETCH_ALLOWED_NETWORKS": "127.0.0.0/8,::1/128",
         "REGISTRY_CRAWL_RETRY_BASE_SECONDS": "0.5",
         "REGISTRY_ORIGIN_MIN_GAP_SECONDS": "0",
+        # Live checks after crawls only where a test asks for them (start(live=True)).
+        "REGISTRY_LIVE_CHECKS": "false",
     }
 
 
@@ -59,7 +61,9 @@ def start_worker(
     redis.Redis.from_url(url).flushdb()
     workers: list[subprocess.Popen[bytes]] = []
 
-    def start(pool: str = "solo", concurrency: int = 1) -> subprocess.Popen[bytes]:
+    def start(
+        pool: str = "solo", concurrency: int = 1, live: bool = False
+    ) -> subprocess.Popen[bytes]:
         log = (tmp_path / f"worker-{len(workers)}.log").open("wb")
         worker = subprocess.Popen(
             [
@@ -78,7 +82,7 @@ def start_worker(
                 f"--hostname=w{len(workers)}@%h",
             ],
             cwd=ROOT,
-            env=worker_env(url),
+            env={**worker_env(url), "REGISTRY_LIVE_CHECKS": "true" if live else "false"},
             stdout=log,
             stderr=subprocess.STDOUT,
         )

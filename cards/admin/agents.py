@@ -27,6 +27,7 @@ class AgentAdmin(admin.ModelAdmin):
         "valid",
         "error_count",
         "warning_count",
+        "live_outcome",
         "last_crawled_at",
     ]
     list_filter = [
@@ -38,6 +39,8 @@ class AgentAdmin(admin.ModelAdmin):
         ExtensionFilter,
         SchemaFilter,
         "shape",
+        "live_outcome",
+        "probe_messages",
     ]
     search_fields = ["name", "url", "card_url", "provider_organization", "description"]
     actions = [bulk.approve, bulk.reject, bulk.feature, bulk.hide, bulk.recrawl]
@@ -88,23 +91,39 @@ class AgentAdmin(admin.ModelAdmin):
         ("Signatures", {"fields": ["signature_status", "signature_table"]}),
         ("Validation", {"fields": ["valid", "error_count", "warning_count", "findings_table"]}),
         (
+            "Live checks",
+            {"fields": ["probe_messages", "live_outcome", "live_checked_at", "live_table"]},
+        ),
+        (
             "Card",
             {"fields": ["version", "shape", "provider_organization", "schemas_table", "card_json"]},
         ),
         ("Embed the badge", {"fields": ["embed_table"]}),
     ]
-    # Curators edit the moderation fields; everything else comes from crawls and is shown only.
+    # Curators edit the moderation fields and the message opt-in (docs/live-checks.md);
+    # everything else comes from crawls and live checks and is shown only.
     readonly_fields = [
         str(name)
         for _, options in fieldsets
         for name in options["fields"]
-        if name not in ("moderation", "moderation_reason")
+        if name not in ("moderation", "moderation_reason", "probe_messages")
     ]
 
     def get_queryset(self, request: HttpRequest) -> Any:
         return super().get_queryset(request).select_related("latest_snapshot", "submitted_by")
 
     def save_model(self, request: HttpRequest, obj: Agent, form: Any, change: bool) -> None:
+        if change and "probe_messages" in form.changed_data:
+            # The opt-in goes through its one service, which audits it as the API's PATCH does;
+            # the rest of the form is saved first with the value it had.
+            wanted = obj.probe_messages
+            obj.probe_messages = not wanted
+            self._save_moderated(request, obj, form, change)
+            moderation.agent_probe_messages(agent=obj, enabled=wanted, actor=request.user)
+            return
+        self._save_moderated(request, obj, form, change)
+
+    def _save_moderated(self, request: HttpRequest, obj: Agent, form: Any, change: bool) -> None:
         if change and {"moderation", "moderation_reason"} & set(form.changed_data):
             previous = Agent.objects.get(pk=obj.pk).moderation
             super().save_model(request, obj, form, change)
@@ -158,6 +177,10 @@ class AgentAdmin(admin.ModelAdmin):
     @admin.display(description="Schemas")
     def schemas_table(self, agent: Agent) -> SafeString | str:
         return displays.schema_names(agent)
+
+    @admin.display(description="Checks of the last run")
+    def live_table(self, agent: Agent) -> SafeString | str:
+        return displays.live_checks(agent)
 
     @admin.display(description="Card as served")
     def card_json(self, agent: Agent) -> SafeString | str:

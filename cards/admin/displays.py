@@ -97,3 +97,23 @@ def embed_snippets(agent: Agent, base_url: str) -> SafeString | str:
             for kind, text in badges.embed_snippets(agent, base_url).items()
         ),
     )
+
+
+def live_checks(agent: Agent) -> SafeString | str:
+    """The last live run's checks (the excerpts are on the catalogue page and in the API)."""
+    report = agent.live if isinstance(agent.live, dict) else {}
+    rows = [c for c in report.get("checks") or [] if isinstance(c, dict)]
+    return table(
+        ["id", "level", "outcome", "since", "interface / skill", "detail"],
+        (
+            (
+                c.get("id"),
+                c.get("level"),
+                c.get("outcome"),
+                c.get("since") or "",
+                " · ".join(str(part) for part in (c.get("interface"), c.get("skill")) if part),
+                c.get("detail") or "",
+            )
+            for c in rows
+        ),
+    )

@@ -75,6 +75,13 @@ SEARCH_PARAMETERS = [
     ),
     OpenApiParameter("status", str, enum=Agent.Status.values),
     OpenApiParameter(
+        "live",
+        str,
+        many=True,
+        enum=["pass", "fail", "not-checked"],
+        description="The live checks' outcome (docs/live-checks.md); repeatable (any matches).",
+    ),
+    OpenApiParameter(
         "updated_since",
         OpenApiTypes.DATETIME,
         description="Incremental sync for mirrors: agents changed at or after this time, oldest "

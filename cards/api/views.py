@@ -14,6 +14,7 @@ from drf_spectacular.utils import (
     extend_schema,
 )
 from rest_framework import status
+from rest_framework.exceptions import NotAuthenticated
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -33,16 +34,20 @@ from registry.parsers import unpaired_surrogate
 from registry.throttling import SubmissionRateThrottle
 
 
+def _invalid(detail: str, pointer: str, message: str) -> ProblemError:
+    return ProblemError(
+        status=400,
+        slug="invalid-request",
+        title="Invalid request",
+        detail=detail,
+        errors=[{"pointer": pointer, "message": message}],
+    )
+
+
 def _json_object(request: Request) -> dict[str, Any]:
     data = request.data
     if not isinstance(data, dict):
-        raise ProblemError(
-            status=400,
-            slug="invalid-request",
-            title="Invalid request",
-            detail="The request body must be a JSON object.",
-            errors=[{"pointer": "", "message": "expected a JSON object"}],
-        )
+        raise _invalid("The request body must be a JSON object.", "", "expected a JSON object")
     return data
 
 
@@ -76,13 +81,7 @@ class AgentListCreateView(APIView):
         body = _json_object(request)
         only_members(body, {"url"})
         if "url" not in body:
-            raise ProblemError(
-                status=400,
-                slug="invalid-request",
-                title="Invalid request",
-                detail="The body needs a url.",
-                errors=[{"pointer": "/url", "message": "required"}],
-            )
+            raise _invalid("The body needs a url.", "/url", "required")
         agent, created = services.agent_submit(url=body["url"], user=request.user)
         # The same document as GET /agents/{id}, as the submitter sees it.
         text = documents.detail(Viewer.of(request.user), agent.pk, base=documents.base_of(request))
@@ -113,6 +112,46 @@ class AgentDetailView(APIView):
     @extend_schema(responses={200: AgentDetailDocumentSerializer})
     def get(self, request: Request, pk: Any) -> HttpResponse:
         return reads.agent_detail(request, pk)
+
+    @extend_schema(
+        request=OpenApiTypes.OBJECT,
+        extensions={
+            **openapi.body(
+                {
+                    "type": "object",
+                    "required": ["probe_messages"],
+                    "properties": {
+                        "probe_messages": {
+                            "type": "boolean",
+                            "description": "Let the live checks send this agent real messages "
+                            "(docs/live-checks.md); owner or staff.",
+                        }
+                    },
+                    "additionalProperties": False,
+                }
+            ),
+        },
+        responses={200: AgentDetailDocumentSerializer},
+    )
+    def patch(self, request: Request, pk: Any) -> HttpResponse:
+        if not request.user or not request.user.is_authenticated:
+            raise NotAuthenticated()
+        instance = gate.agent(Viewer.of(request.user), pk)
+        if not moderation.can_manage(request.user, instance):
+            raise forbidden("Only the agent's owner or staff may change its settings.")
+        body = _json_object(request)
+        only_members(body, {"probe_messages"})
+        value = body.get("probe_messages")
+        if not isinstance(value, bool):
+            raise _invalid(
+                "probe_messages must be true or false.", "/probe_messages", "expected a boolean"
+            )
+        if value != instance.probe_messages:
+            moderation.agent_probe_messages(agent=instance, enabled=value, actor=request.user)
+        text = documents.detail(
+            Viewer.of(request.user), instance.pk, base=documents.base_of(request)
+        )
+        return common.json_response(text)
 
     @extend_schema(responses={204: None})
     def delete(self, request: Request, pk: Any) -> Response:

@@ -3,7 +3,9 @@
 Everything starts from :func:`cards.reads.gate.agents`, so agents that are pending,
 hidden, rejected or deleted never reach the public. Card text is untrusted: the templates rely on
 autoescaping and never mark it safe, links from cards are only rendered for http(s) URLs, and
-every page is sent with a Content-Security-Policy that allows no script at all.
+every page is sent with a Content-Security-Policy that allows no script at all, except an agent
+page with a section that brings the registry's own static scripts (the "Try it" forms of tryit/):
+scripts from the registry's origin only, nothing inline.
 """
 
 from cards.catalogue.common import FACET_CACHE_KEY, PAGE_SIZE, safe_link

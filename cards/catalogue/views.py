@@ -15,6 +15,7 @@ from django.views.decorators.http import require_safe
 from cards import hooks
 from cards.badges import embed_snippets
 from cards.catalogue.common import FEATURED_LIMIT, _secure, safe_link
+from cards.catalogue.live import live_context
 from cards.catalogue.search import (
     Page,
     _active_filters,
@@ -150,6 +151,12 @@ def agent_page(request: HttpRequest, pk: uuid.UUID) -> HttpResponse:
     base_url = request.build_absolute_uri("/")
     page_url = request.build_absolute_uri(reverse("catalogue-agent", args=[agent.pk]))
     snippets = embed_snippets(agent, base_url, link_url=page_url)
+    # Sections other apps add (the "Try it" forms of tryit/), each with its own template.
+    sections = [
+        section
+        for hook in hooks.agent_page_sections
+        if (section := hook(request, agent)) is not None
+    ]
     context = {
         "agent": agent,
         "public": agent.moderation in Agent.PUBLIC_STATES,
@@ -168,5 +175,8 @@ def agent_page(request: HttpRequest, pk: uuid.UUID) -> HttpResponse:
         "api_url": reverse("agent-detail", args=[agent.pk]),
         "history_url": reverse("agent-history", args=[agent.pk]),
         "attestation_url": _optional_url("agent-attestation", agent.pk),
+        "live": live_context(agent, request.user),
+        "sections": sections,
     }
-    return _secure(render(request, "catalogue/agent.html", context))
+    scripts = any(section.get("scripts") for section in sections)
+    return _secure(render(request, "catalogue/agent.html", context), scripts=scripts)

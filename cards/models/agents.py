@@ -144,6 +144,22 @@ class Agent(models.Model):
     )
     capabilities = TextArrayField(default=list, blank=True, help_text="ARD capability tokens.")
 
+    # live conformance checks (live/, docs/live-checks.md): what the agent's endpoints answered
+    probe_messages = models.BooleanField(
+        default=False,
+        help_text="The owner (or staff) opted in to checks that send the agent real messages.",
+    )
+    live = models.JSONField(
+        default=dict, blank=True, help_text="The latest live check report (live/report.py)."
+    )
+    live_outcome = models.CharField(
+        max_length=16,
+        blank=True,
+        db_index=True,
+        help_text="pass, fail or not-checked; empty until the first live check.",
+    )
+    live_checked_at = models.DateTimeField(null=True, blank=True)
+
     # the read model (cards/rendering.py writes these; cards/reads/ serves them)
     tags = TextArrayField(
         default=list, blank=True, help_text="Distinct skill tags, lower-cased (GIN on PostgreSQL)."

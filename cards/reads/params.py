@@ -91,7 +91,11 @@ class Query:
             raise invalid(name, f"must be one of {', '.join(choices)}")
         return text
 
-    def choices(self, name: str, choices: Sequence[str]) -> list[str]:
+    def choices(self, name: str, choices: Sequence[str], *, blank: bool = True) -> list[str]:
+        """Every value, each one of ``choices``; ``blank=False`` refuses an empty value
+        (``?live=``) instead of dropping it."""
+        if not blank and any(not v.strip() for v in self.data.getlist(name)):
+            raise invalid(name, f"must be one of {', '.join(choices)}")
         values = self.all(name)
         for value in values:
             if value not in choices:

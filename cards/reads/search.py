@@ -168,6 +168,10 @@ def _mode_kind(query: ModeQuery | None) -> str:
     return "prefix" if query.type_prefix is not None else "any"
 
 
+# ?live=: the live checks' outcome (docs/live-checks.md); repeatable, any matches.
+LIVE_OUTCOMES = ("pass", "fail", "not-checked")
+
+
 @dataclass
 class AgentSearch:
     """The v1 search parameters, parsed and checked (docs/api.md, "Search")."""
@@ -185,6 +189,7 @@ class AgentSearch:
     verified: bool | None = None
     health: list[str] = field(default_factory=list)
     status: str = ""
+    live: list[str] = field(default_factory=list)
 
     PARAMETERS = (
         "q",
@@ -200,6 +205,7 @@ class AgentSearch:
         "verified",
         "health",
         "status",
+        "live",
     )
     MAX_TAGS = MAX_TAGS
 
@@ -217,6 +223,7 @@ class AgentSearch:
             verified=query.boolean("verified"),
             health=query.choices("health", Agent.Health.values),
             status=query.choice("status", Agent.Status.values),
+            live=query.choices("live", LIVE_OUTCOMES, blank=False),
         )
         if len(query.data.getlist("tag")) > cls.MAX_TAGS:  # blank ones count: it is the limit
             raise invalid("tag", f"is given too often: at most {cls.MAX_TAGS} tags can be combined")
@@ -242,6 +249,7 @@ class AgentSearch:
             self.verified,
             tuple(sorted(self.health)),
             self.status,
+            tuple(sorted(set(self.live))),
         )
 
     def with_sentinels(self, sentinels: Sentinels) -> AgentSearch:
@@ -311,4 +319,8 @@ class AgentSearch:
             agents = agents.exclude(signature_status="verified")
         if self.status:
             agents = agents.filter(status=self.status)
+        if self.live:
+            # An agent never checked has no outcome yet: it reads as not-checked.
+            wanted = set(self.live) | ({""} if "not-checked" in self.live else set())
+            agents = agents.filter(live_outcome__in=sorted(wanted))
         return agents

@@ -68,9 +68,15 @@ def _validation(agent: Agent) -> dict[str, Any]:
     }
 
 
-def health_section(agent: Agent, uptime: Uptime) -> dict[str, Any]:
+def health_section(agent: Agent, uptime: Uptime, endpoint: str | None = None) -> dict[str, Any]:
+    """The card URL's health (``state``, uptime) and, from the live checks, whether the agent's
+    own endpoint answers (``endpoint``: answers, not-a2a, unreachable, not-checked; a caller
+    that did not read ``live`` passes the one it knows)."""
+    if endpoint is None:
+        endpoint = (agent.live or {}).get("endpoint") or "not-checked"
     return {
         "state": agent.health,
+        "endpoint": endpoint,
         "consecutive_failures": agent.consecutive_failures,
         "gone_since": when(agent.gone_since),
         "last_success_at": when(agent.last_success_at),
@@ -110,6 +116,31 @@ def ard_section(agent: Agent) -> dict[str, Any]:
     }
 
 
+NOT_CHECKED = "not-checked"
+
+
+def live_outcome(agent: Agent) -> dict[str, Any]:
+    """The live checks' verdict as a list row and the ARD and protocol answers carry it."""
+    report = agent.live or {}
+    return {
+        "outcome": agent.live_outcome or NOT_CHECKED,
+        "checked_at": when(agent.live_checked_at),
+        "counts": report.get("counts"),
+    }
+
+
+def live_section(agent: Agent) -> dict[str, Any]:
+    """The whole report of the last live run (docs/live-checks.md), and the opt-in."""
+    report = agent.live or {}
+    return {
+        **live_outcome(agent),
+        "endpoint": report.get("endpoint") or NOT_CHECKED,
+        "failing_since": report.get("failing_since"),
+        "probe_messages": agent.probe_messages,
+        "checks": list(report.get("checks") or []),
+    }
+
+
 def moderation_section(state: str, reason: str | None) -> dict[str, Any]:
     """``{state, reason}``, the same shape in a list row and a detail: the reason is a string
     only for the owner and staff reading a detail, and only when there is one; null otherwise."""
@@ -135,6 +166,7 @@ def summary(agent: Agent, skills: list[Skill], uptime: Uptime = (None, None)) ->
         "health": health_section(agent, uptime),
         "crawl": crawl_section(agent),
         "signature_status": agent.signature_status or None,
+        "live": live_outcome(agent),
         "streaming": agent.streaming,
         "skills": [{"id": s.skill_id, "name": s.name, "tags": list(s.tags or [])} for s in skills],
         "validation": _validation(agent),
@@ -197,6 +229,7 @@ def detail(
         "crawl": crawl_section(agent),
         "content_sha256": agent.content_sha256,
         "signature": signature,
+        "live": live_section(agent),
         "validation": validation,
         "skills": [
             {

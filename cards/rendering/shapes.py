@@ -16,7 +16,7 @@ from rest_framework import serializers
 
 from cards import badges
 from cards.models import Agent, AgentKey, Extension, Skill
-from cards.rendering.documents import BASE, links
+from cards.rendering.documents import BASE, links, live_outcome, live_section
 
 
 def absolute(request: Any, path: str) -> str:
@@ -132,6 +132,49 @@ class HealthSerializer(serializers.Serializer):
     last_success_at = serializers.DateTimeField(allow_null=True)
     uptime_7d = serializers.FloatField(allow_null=True, help_text="null without crawl attempts.")
     uptime_30d = serializers.FloatField(allow_null=True)
+    endpoint = serializers.SerializerMethodField(
+        help_text="What the agent's own endpoint did at the last live check (docs/live-checks.md)."
+    )
+
+    @extend_schema_field(
+        {"type": "string", "enum": ["answers", "not-a2a", "unreachable", "not-checked"]}
+    )
+    def get_endpoint(self, agent: Agent) -> str:
+        return str((agent.live or {}).get("endpoint") or "not-checked")
+
+
+_LIVE_OUTCOMES = ["pass", "fail", "not-checked"]
+
+
+class LiveCheckSerializer(serializers.Serializer):
+    """One live check (docs/live-checks.md lists every id)."""
+
+    id = serializers.CharField(help_text="The A2A TCK requirement id, or the registry's REG-...")
+    title = serializers.CharField()
+    level = serializers.ChoiceField(choices=["MUST", "SHOULD"])
+    outcome = serializers.ChoiceField(choices=["pass", "warn", "fail", "skip"])
+    detail = serializers.CharField(help_text="The reason, in words.")
+    interface = serializers.CharField(allow_null=True)
+    skill = serializers.CharField(allow_null=True)
+    since = serializers.DateTimeField(help_text="Since when the check has had this outcome.")
+    exchange = serializers.JSONField(
+        allow_null=True, help_text="What was sent and received, truncated; no secrets."
+    )
+
+
+class LiveOutcomeSerializer(serializers.Serializer):
+    outcome = serializers.ChoiceField(choices=_LIVE_OUTCOMES)
+    checked_at = serializers.DateTimeField(allow_null=True)
+    counts = serializers.JSONField(allow_null=True, help_text="Checks by outcome.")
+
+
+class LiveSectionSerializer(LiveOutcomeSerializer):
+    endpoint = serializers.ChoiceField(choices=["answers", "not-a2a", "unreachable", "not-checked"])
+    failing_since = serializers.DateTimeField(allow_null=True)
+    probe_messages = serializers.BooleanField(
+        help_text="The owner opted in to checks that send messages."
+    )
+    checks = LiveCheckSerializer(many=True)
 
 
 class ModerationSerializer(serializers.Serializer):
@@ -177,6 +220,7 @@ class AgentSummarySerializer(serializers.ModelSerializer):
     skills = SkillBriefSerializer(many=True, read_only=True)
     validation = serializers.SerializerMethodField()
     links = serializers.SerializerMethodField()
+    live = serializers.SerializerMethodField()
 
     class Meta:
         model = Agent
@@ -195,6 +239,7 @@ class AgentSummarySerializer(serializers.ModelSerializer):
             "health",
             "crawl",
             "signature_status",
+            "live",
             "streaming",
             "skills",
             "validation",
@@ -218,6 +263,10 @@ class AgentSummarySerializer(serializers.ModelSerializer):
 
     def get_links(self, agent: Agent) -> dict[str, str]:
         return links(agent.pk)
+
+    @extend_schema_field(LiveOutcomeSerializer)
+    def get_live(self, agent: Agent) -> dict[str, Any]:
+        return live_outcome(agent)
 
 
 class AgentDetailSerializer(AgentSummarySerializer):
@@ -251,6 +300,7 @@ class AgentDetailSerializer(AgentSummarySerializer):
             "crawl",
             "content_sha256",
             "signature",
+            "live",
             "validation",
             "skills",
             "extensions",
@@ -260,6 +310,10 @@ class AgentDetailSerializer(AgentSummarySerializer):
             "updated_at",
             "links",
         ]
+
+    @extend_schema_field(LiveSectionSerializer)
+    def get_live(self, agent: Agent) -> dict[str, Any]:
+        return live_section(agent)
 
     def get_capabilities(self, agent: Agent) -> dict[str, bool | None]:
         return {

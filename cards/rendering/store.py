@@ -27,7 +27,7 @@ from cards.rendering.documents import Uptime
 
 # Bump when a document's shape changes; `manage.py render_documents` (and a data migration)
 # re-render every agent whose documents are older.
-DOC_FORMAT = 3  # 3: list rows share the detail's shapes (moderation, health, crawl)
+DOC_FORMAT = 4  # 4: live checks (live, health.endpoint); 3: list rows share the detail's shapes
 
 FacetKey = tuple[str, str, str]  # kind, direction, key
 
@@ -402,7 +402,9 @@ def crawl_state_documents(agent: Agent, uptime: Uptime | None = None) -> dict[st
     when = rendered.when
     if uptime is None:
         uptime = uptimes([agent.pk]).get(agent.pk, (None, None))
-    health = rendered.health_section(agent, uptime)
+    # A 304 leaves the live checks' report as it was: the endpoint is the stored one.
+    endpoint = (summary.get("health") or {}).get("endpoint") or "not-checked"
+    health = rendered.health_section(agent, uptime, endpoint)
     crawl = rendered.crawl_section(agent)
     summary.update(
         status=agent.status,
@@ -414,4 +416,26 @@ def crawl_state_documents(agent: Agent, uptime: Uptime | None = None) -> dict[st
     detail.update(status=agent.status, updated_at=when(agent.updated_at))
     detail["health"] = health
     detail["crawl"] = crawl
+    return {"summary_doc": json_text(summary), "detail_doc": json_text(detail)}
+
+
+# What :func:`live_documents` reads of the agent row besides the live fields it is given.
+LIVE_STATE = ("id", "doc_format", "summary_doc", "detail_doc", "probe_messages", "updated_at")
+
+
+def live_documents(agent: Agent) -> dict[str, Any] | None:
+    """The stored documents of ``agent`` with only the live checks' parts brought up to date
+    (``live`` and ``health.endpoint``; the detail's ``updated_at``), as column values to UPDATE
+    with the report. None when a full rendering is needed (documents of an older format)."""
+    if agent.doc_format != DOC_FORMAT or not agent.summary_doc or not agent.detail_doc:
+        return None
+    summary = json.loads(agent.summary_doc)
+    detail = json.loads(agent.detail_doc)
+    endpoint = (agent.live or {}).get("endpoint") or rendered.NOT_CHECKED
+    summary["live"] = rendered.live_outcome(agent)
+    detail["live"] = rendered.live_section(agent)
+    for document in (summary, detail):
+        if isinstance(document.get("health"), dict):
+            document["health"]["endpoint"] = endpoint
+    detail["updated_at"] = rendered.when(agent.updated_at)
     return {"summary_doc": json_text(summary), "detail_doc": json_text(detail)}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 from typing import Any
 
 from cards.models import Agent
@@ -21,8 +22,14 @@ COLUMNS = (
     "ard_entry",
     "signature_status",
     "health",
+    "live_outcome",
+    "live_checked_at",
     "updated_at",
 )
+
+
+def _iso(value: dt.datetime | None) -> str | None:
+    return value.isoformat().replace("+00:00", "Z") if value is not None else None
 
 
 def _artifact_url(agent: Agent, base: str) -> str:
@@ -50,13 +57,16 @@ def projection(agent: Agent, *, base: str, source: str) -> dict[str, Any]:
         out["capabilities"] = list(agent.capabilities)
     if agent.version:
         out["version"] = agent.version
-    out["updatedAt"] = agent.updated_at.isoformat().replace("+00:00", "Z")
-    # ai-catalog metadata values are scalars: the A2A facts no other ARD registry has.
+    out["updatedAt"] = _iso(agent.updated_at)
+    # ai-catalog metadata values are scalars: the A2A facts no other ARD registry has, and
+    # what the registry's live checks of the agent's own endpoint found (docs/live-checks.md).
     out["metadata"] = {
         "registryId": str(agent.pk),
         "registryUrl": f"{base}/api/v1/agents/{agent.pk}",
         "signature": agent.signature_status or "unknown",
         "health": agent.health,
+        "liveOutcome": agent.live_outcome or "not-checked",
+        "liveCheckedAt": _iso(agent.live_checked_at),
     }
     out["source"] = source
     return out

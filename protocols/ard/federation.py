@@ -15,6 +15,7 @@ from django.conf import settings
 
 from cards.ard.identifiers import URN
 from cards.reads import params
+from cards.url_form import normalise_fetched
 from registry.http import FetchError, FetchPolicy, fetch
 
 log = logging.getLogger(__name__)
@@ -23,7 +24,12 @@ REGISTRY_TYPE = "application/ai-registry+json"
 
 
 def peers() -> list[str]:
-    return [url.rstrip("/") + "/" for url in settings.REGISTRY_ARD_PEERS if url.strip()]
+    """The peer registries' base URLs, each once however it is spelled in the settings."""
+    found: dict[str, None] = {}
+    for url in settings.REGISTRY_ARD_PEERS:
+        if url.strip():
+            found[normalise_fetched(url.strip()).rstrip("/") + "/"] = None
+    return list(found)
 
 
 def referrals() -> list[dict[str, Any]]:
@@ -199,13 +205,19 @@ def ask_peers(request: dict[str, Any]) -> list[dict[str, Any]]:
     return found
 
 
+def _url_key(item: dict[str, Any]) -> str | None:
+    url = item.get("url")
+    return normalise_fetched(url) if isinstance(url, str) else None
+
+
 def merge(ours: list[dict[str, Any]], theirs: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Ours and the peers' results by score (ours first on a tie); an identifier we hold
-    ourselves is not repeated from a peer."""
+    ourselves, or a card URL one of ours has in any spelling, is not repeated from a peer."""
     seen = {item["identifier"] for item in ours}
+    urls = {key for key in map(_url_key, ours) if key}
     merged = list(ours)
     for item in theirs:
-        if item["identifier"] not in seen:
+        if item["identifier"] not in seen and _url_key(item) not in urls:
             seen.add(item["identifier"])
             merged.append(item)
     order = {id(item): n for n, item in enumerate(merged)}

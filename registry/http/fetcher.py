@@ -167,8 +167,12 @@ def fetch(
     expect_json: bool = True,
     method: str = "GET",
     content: bytes | None = None,
+    any_status: bool = False,
 ) -> FetchResult:
     """GET ``url`` under the fetch policy. Every failure is a FetchError.
+
+    ``any_status``: an answer outside 2xx is returned with its (capped) body instead of raised
+    (the live checks read the error documents agents send).
 
     ``method="POST"`` with ``content`` sends a JSON body (federated ARD searches); a POST is
     never redirected: a redirect answer is a failure.
@@ -206,7 +210,14 @@ def fetch(
                     redirects.append(str(current))
                     continue
                 return _complete(
-                    response, str(current), policy, expect_json, redirects, started, deadline
+                    response,
+                    str(current),
+                    policy,
+                    expect_json,
+                    redirects,
+                    started,
+                    deadline,
+                    any_status=any_status,
                 )
             except FetchError:
                 raise
@@ -249,13 +260,15 @@ def _complete(
     redirects: list[str],
     started: float,
     deadline: float,
+    *,
+    any_status: bool = False,
 ) -> FetchResult:
     status = response.status_code
     if status == 304:
         return _result(
             response, url=url, body=b"", lenient=False, redirects=redirects, started=started
         )
-    if not 200 <= status < 300:
+    if not 200 <= status < 300 and not any_status:
         raise status_error(response, url)
     lenient = False
     if expect_json:

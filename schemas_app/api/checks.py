@@ -80,9 +80,14 @@ class CheckMessageView(APIView):
         if "parts" not in body and isinstance(body.get("message"), dict):
             only_members(body, {"message"})
             message = body["message"]  # the JSON-RPC params shape {"message": {...}}
+        pointer = "/parts" if message is body else "/message/parts"
         if not isinstance(message.get("parts"), list):
-            pointer = "/parts" if message is body else "/message/parts"
             raise _invalid("An A2A Message needs a parts array.", pointer)
+        for index, part in enumerate(message["parts"]):
+            if not isinstance(part, dict):
+                raise _invalid(
+                    "Each part of an A2A Message is a JSON object.", f"{pointer}/{index}"
+                )
         agent = _agent_with_card(request, pk)
         result = check_message(message, DeclaredSchemas.of(agent))
         data = result.as_dict()

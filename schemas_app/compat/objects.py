@@ -8,8 +8,9 @@ from typing import Any
 import jsonschema_rs
 
 from registry.findings import extend_pointer
+from schemas_app import regex_cost
 from schemas_app.compat.base import _DiffBase
-from schemas_app.compat.nodes import _accepts_all, _dependency_maps, _model, _Side
+from schemas_app.compat.nodes import BudgetExceeded, _accepts_all, _dependency_maps, _model, _Side
 from schemas_app.validation import pattern_options
 
 
@@ -142,6 +143,10 @@ class ObjectRules(_DiffBase):
 
     def _matches(self, pattern: str, name: str) -> bool:
         self.ctx.check_budget()  # a backtracking pattern may cost the whole backtrack limit
+        if regex_cost.excess(pattern, name) is not None:
+            # One match on so long a name could cost seconds and cannot be stopped: the verdict
+            # is unknown (TOO_COMPLEX) rather than a guess.
+            raise BudgetExceeded
         validator = self.ctx.patterns.get(pattern)
         if validator is None and pattern not in self.ctx.patterns:
             try:

@@ -43,7 +43,10 @@ def test_security_reads_the_right_way_round(client: Any) -> None:
     assert needs_token == {
         "POST /api/v1/agents",
         "DELETE /api/v1/agents/{id}",
+        "PATCH /api/v1/agents/{id}",
+        "POST /api/v1/agents/{id}/probe",
         "POST /api/v1/agents/{id}/recrawl",
+        "POST /api/v1/agents/{id}/try",
         "POST /api/v1/imports",
     }
     anonymous = APIClient()
@@ -51,5 +54,8 @@ def test_security_reads_the_right_way_round(client: Any) -> None:
     assert anonymous.post("/api/v1/agents", {"url": "https://a.example/"}).status_code == 401
     assert anonymous.delete(f"/api/v1/agents/{some}").status_code == 401
     assert anonymous.post(f"/api/v1/agents/{some}/recrawl").status_code == 401
+    assert anonymous.post(f"/api/v1/agents/{some}/probe").status_code == 401
+    assert anonymous.post(f"/api/v1/agents/{some}/try", {}).status_code == 401
+    assert anonymous.patch(f"/api/v1/agents/{some}", {"probe_messages": True}).status_code == 401
     assert anonymous.post("/api/v1/imports", {"urls": ["https://a.example/"]}).status_code == 401
     assert anonymous.get("/api/v1/agents").status_code == 200

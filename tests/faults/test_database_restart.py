@@ -144,7 +144,8 @@ def test_a_sweep_batch_cut_by_a_postgresql_restart_crawls_every_agent(
 # compose's protocols service: gunicorn's uvicorn workers with the psycopg pool.
 PROTOCOLS = [
     sys.executable, "-m", "gunicorn", "-c", "gunicorn.conf.py", "-k",
-    "uvicorn_worker.UvicornWorker", "--bind", "127.0.0.1:{port}", "registry.asgi:application",
+    "registry.asgi_serving.BoundedUvicornWorker", "--bind", "127.0.0.1:{port}",
+    "registry.asgi:application",
 ]  # fmt: skip
 
 
@@ -153,7 +154,8 @@ PROTOCOLS = [
 # MCP is not among its doors: compose serves /mcp from the protocols service (above).
 WEB = [
     str(Path(sys.executable).with_name("granian")), "--interface", "rsgi", "--host", "127.0.0.1",
-    "--port", "{port}", "--workers", "1", "--no-ws", "registry.rsgi:application",
+    "--port", "{port}", "--workers", "1", "--no-ws", "--http", "1",
+    "--http1-header-read-timeout", "10000", "registry.rsgi:application",
 ]  # fmt: skip
 
 

@@ -50,3 +50,15 @@ def test_the_registry_ingests_its_own_card_verified_valid_and_findable(
         live_registry + "/api/v1/schemas/agentQuery/agents", params={"direction": "input"}
     )
     assert str(agent.pk) in accepting.text
+
+
+def test_the_card_has_an_etag_and_a_matching_if_none_match_is_a_304(live_registry: str) -> None:
+    url = live_registry + "/.well-known/agent-card.json"
+    first = httpx.get(url)
+    etag = first.headers["ETag"]
+    assert etag.startswith('"') and first.headers["Cache-Control"] == "public, max-age=300"
+    assert httpx.get(url).headers["ETag"] == etag  # the same bytes each time
+    again = httpx.get(url, headers={"If-None-Match": etag})
+    assert again.status_code == 304 and again.content == b""
+    assert again.headers["ETag"] == etag and again.headers["Cache-Control"]
+    assert httpx.get(url, headers={"If-None-Match": '"other"'}).status_code == 200

@@ -6,6 +6,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from cards.models import Agent
 from cards.services import enqueue_crawl
+from cards.url_form import normalise_fetched
 
 
 class Command(BaseCommand):
@@ -21,7 +22,9 @@ class Command(BaseCommand):
         if all:
             ids = list(Agent.objects.values_list("pk", flat=True))
         else:
-            found = Agent.objects.filter(url=agent).values_list("pk", flat=True).first()
+            # The URL in any spelling: agents are stored under its normal form.
+            urls = {agent, normalise_fetched(agent)} if agent else set()
+            found = Agent.objects.filter(url__in=urls).values_list("pk", flat=True).first()
             if found is None:
                 try:
                     found = Agent.objects.filter(pk=str(agent)).values_list("pk", flat=True).first()

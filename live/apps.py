@@ -1,0 +1,14 @@
+from __future__ import annotations
+
+from django.apps import AppConfig
+
+
+class LiveConfig(AppConfig):
+    name = "live"
+    verbose_name = "Live conformance checks"
+
+    def ready(self) -> None:
+        from cards import hooks
+        from live import tasks
+
+        hooks.register_after_crawl(tasks.after_crawl)

@@ -1,0 +1,154 @@
+"""One agent's live checks: its interfaces, the card's cache headers, and (opted in) messages."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from django.conf import settings
+from django.utils import timezone
+
+from cards.models import Agent
+from cards.rendering.documents import when
+from live import message_checks, store, transport_checks
+from live.interfaces import Interface, interfaces_of, requires_auth
+from live.report import (
+    ANSWERS,
+    NOT_A2A,
+    SKIP,
+    UNREACHABLE,
+    Run,
+    counts,
+    since_of,
+)
+from schemas_app.payloads import DeclaredSchemas
+
+_ENDPOINT_ORDER = (ANSWERS, NOT_A2A, UNREACHABLE)
+
+
+def _skip_all(run: Run, interfaces: list[Interface], reason: str) -> None:
+    for interface in interfaces:
+        run.add(transport_checks.check("REG-INTERFACE", SKIP, reason, interface))
+
+
+def _endpoint(states: list[str]) -> str:
+    """The best any interface did: one that answers A2A makes the agent reachable."""
+    for state in _ENDPOINT_ORDER:
+        if state in states:
+            return state
+    return "not-checked"
+
+
+def _messages_due(agent: Agent, today: str, force: bool) -> bool:
+    last = (agent.live or {}).get("messages") or {}
+    return force or last.get("last_run_day") != today
+
+
+def _allowance(agent: Agent, today: str) -> message_checks.Allowance:
+    last = (agent.live or {}).get("messages") or {}
+    sent_today = int(last.get("sent", 0)) if last.get("day") == today else 0
+    return message_checks.Allowance(max(0, settings.REGISTRY_LIVE_MESSAGES_PER_DAY - sent_today))
+
+
+def check_agent(agent: Agent, *, force: bool = False) -> dict[str, Any]:
+    """Run every check the agent qualifies for, store the report, and return it."""
+    now = timezone.now()
+    today = now.date().isoformat()
+    seconds = settings.REGISTRY_LIVE_RUN_SECONDS
+    clock = transport_checks.Clock(deadline=time.monotonic() + seconds, seconds=seconds)
+    snapshot = agent.latest_snapshot
+    card = snapshot.card if snapshot is not None and isinstance(snapshot.card, dict) else None
+    run = Run()
+    interfaces = interfaces_of(card, agent.shape) if card else []
+    states: list[str] = []
+    auth = bool(card) and requires_auth(card or {})
+    if card is None:
+        run.add(transport_checks.check("REG-INTERFACE", SKIP, "no card stored yet", None))
+    elif not interfaces:
+        reason = "the card declares no interface"
+        run.add(transport_checks.check("REG-INTERFACE", SKIP, reason, None))
+    elif auth:
+        reason = (
+            "the card requires authentication (securityRequirements); the registry has no "
+            "credentials and sends none"
+        )
+        _skip_all(run, interfaces, reason)
+    else:
+        for interface in interfaces:
+            if clock.spent():
+                reason = f"not sent: the run's {seconds:g} s are spent"
+                run.add(transport_checks.check("REG-INTERFACE", SKIP, reason, interface))
+                continue
+            checks, state = transport_checks.interface_checks(interface, clock)
+            for item in checks:
+                run.add(item)
+            states.append(state)
+        equivalence = transport_checks.binding_equivalence(run.checks, interfaces)
+        if equivalence is not None:
+            run.add(equivalence)
+    if card is not None and agent.card_url and not clock.spent():
+        for item in transport_checks.card_cache_checks(agent.card_url):
+            run.add(item)
+    run.endpoint = _endpoint(states)
+    messages = dict((agent.live or {}).get("messages") or {})
+    if (
+        agent.probe_messages
+        and card is not None
+        and not auth
+        and run.endpoint == ANSWERS
+        and _messages_due(agent, today, force)
+    ):
+        allowance = _allowance(agent, today)
+        for item in message_checks.run(
+            card=card,
+            skills=list(agent.skills.order_by("position")),
+            declared=DeclaredSchemas.of(agent),
+            interfaces=interfaces,
+            allowance=allowance,
+        ):
+            run.add(item)
+        sent_before = int(messages.get("sent", 0)) if messages.get("day") == today else 0
+        messages = {"day": today, "sent": sent_before + allowance.sent, "last_run_day": today}
+    messages["enabled"] = agent.probe_messages
+    stamp = when(now) or ""
+    rows = since_of([c.as_dict() for c in run.checks], agent.live or {}, stamp)
+    report = {
+        "checked_at": stamp,
+        "outcome": run.outcome(),
+        "endpoint": run.endpoint,
+        "counts": counts(rows),
+        "checks": rows,
+        "messages": messages,
+        "failing_since": _failing_since(rows),
+    }
+    store.record(agent.pk, report, now)
+    return report
+
+
+def _failing_since(checks: list[dict[str, Any]]) -> str | None:
+    """The earliest ``since`` of the checks failing now: how long the agent has been failing."""
+    times = [c["since"] for c in checks if c["outcome"] == "fail"]
+    return min(times) if times else None
+
+
+def target(agent_id: Any) -> Agent | None:
+    """The agent and its card in the v1.0 shape; not the raw bytes, the document as served, the
+    stored documents or the findings (a run reads none of them)."""
+    return (
+        Agent.objects.select_related("latest_snapshot")
+        .defer(*_UNREAD)
+        .filter(pk=agent_id, deleted_at__isnull=True)
+        .first()
+    )
+
+
+_UNREAD = (
+    "summary_doc",
+    "detail_doc",
+    "findings",
+    "search_text",
+    "latest_snapshot__raw",
+    "latest_snapshot__data",
+    "latest_snapshot__findings",
+    "latest_snapshot__changes",
+)

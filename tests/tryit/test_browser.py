@@ -1,0 +1,279 @@
+"""The "Try it" form in a real headless Chromium (tests/test_browser.py's driver; skipped, with
+the reason, where Chromium, its driver or selenium is missing): the demo Fight Club Oracle's
+form drives the message preview, a bounded field shows the registry validator's error beside
+it, an example fills the form, and the owner of an opted-in a2a-sdk agent on loopback sends
+and sees a completed task whose output validates. No page logs a console error."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable
+from io import StringIO
+from typing import Any
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.core.management import call_command
+from django.test import Client
+
+from cards import crawling
+from cards.models import Agent
+from tests.factories import agent_from_card, minimal_card
+from tests.live.agents import sdk_agent
+from tests.test_browser import CHROMEDRIVER, CHROMIUM, WAIT_SECONDS, browser
+
+__all__ = ["browser"]  # the fixture, imported to be used here
+
+pytestmark = [
+    pytest.mark.skipif(
+        CHROMIUM is None or CHROMEDRIVER is None,
+        reason="chromium and chromedriver are not installed (run scripts/browser.sh)",
+    ),
+    pytest.mark.django_db(transaction=True),
+]
+
+# A schema with what the form must render: bounds, an enum, a nested object, an array.
+BOUT = {
+    "type": "object",
+    "properties": {
+        "rounds": {"type": "integer", "minimum": 1, "maximum": 12, "description": "How long"},
+        "style": {"type": "string", "enum": ["boxing", "wrestling"], "default": "boxing"},
+        "venue": {
+            "type": "object",
+            "properties": {"city": {"type": "string", "title": "City"}},
+        },
+        "judges": {"type": "array", "items": {"type": "string"}},
+    },
+    "required": ["rounds"],
+}
+
+
+def shoot(element: Any, name: str) -> None:
+    """With TRYIT_SCREENSHOTS=<folder>, the block as docs/catalogue.md shows it (docs/img/)."""
+    folder = os.environ.get("TRYIT_SCREENSHOTS")
+    if folder:
+        element.parent.set_window_size(1280, 2000)  # the whole block, not the first screen
+        element.screenshot(os.path.join(folder, name))
+
+
+def _wait(browser: Any) -> Any:
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    return WebDriverWait(browser, WAIT_SECONDS)
+
+
+def console_errors(browser: Any) -> list[dict[str, Any]]:
+    return [e for e in browser.get_log("browser") if e.get("level") == "SEVERE"]
+
+
+def preview(block: Any) -> dict[str, Any]:
+    from selenium.webdriver.common.by import By
+
+    return json.loads(block.find_element(By.CSS_SELECTOR, ".try-preview").text)
+
+
+def until(browser: Any, condition: Callable[[], Any]) -> Any:
+    return _wait(browser).until(lambda _driver: condition())
+
+
+def test_the_oracle_form_drives_the_message_and_an_example_fills_it(
+    browser: Any, live_server: Any
+) -> None:
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+
+    call_command("load_demo", stdout=StringIO())
+    oracle = Agent.objects.get(name="Fight Club Oracle")
+    browser.get(f"{live_server.url}/agents/{oracle.pk}")
+    block = until(browser, lambda: browser.find_element(By.CSS_SELECTOR, ".try-block.js-form"))
+    field_b = block.find_element(By.CSS_SELECTOR, 'input[name="rjf§b"]')
+    field_b.send_keys(Keys.CONTROL, "a")
+    field_b.send_keys("1 horse sized duck")
+    # The message follows the form: seed 000's data part, in the v1.0 form the card declares.
+    until(
+        browser,
+        lambda: "1 horse sized duck" in block.find_element(By.CSS_SELECTOR, ".try-preview").text,
+    )
+    message = preview(block)["params"]["message"]
+    assert message["role"] == "ROLE_USER"
+    assert message["parts"] == [
+        {
+            "data": {"a": "Lion", "b": "1 horse sized duck"},
+            "mediaType": "application/json;schema=fightComparison",
+        }
+    ]
+    assert "1 horse sized duck" in block.find_element(By.CSS_SELECTOR, ".try-curl").text
+    assert "1 horse sized duck" in block.find_element(By.CSS_SELECTOR, ".try-python").text
+    until(
+        browser,
+        lambda: (
+            "Valid against fightComparison"
+            in block.find_element(By.CSS_SELECTOR, ".try-status").text
+        ),
+    )
+    # The skill's example fills the form again.
+    block.find_element(By.CSS_SELECTOR, ".try-example").click()
+    until(
+        browser,
+        lambda: (
+            preview(block)["params"]["message"]["parts"][0]["data"] == {"a": "Lion", "b": "Tiger"}
+        ),
+    )
+    field = block.find_element(By.CSS_SELECTOR, 'input[name="rjf§b"]')
+    assert field.get_attribute("value") == "Tiger"
+    shoot(block, "try-it-oracle.png")
+    assert console_errors(browser) == []
+
+
+def test_a_bounded_field_shows_the_validators_error_beside_it(
+    browser: Any, live_server: Any
+) -> None:
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+
+    card = minimal_card(name="Bout Planner")
+    card["schemas"] = {"bout": BOUT}
+    card["skills"] = [
+        {
+            "id": "plan",
+            "name": "Plan a bout",
+            "description": "Plans a bout.",
+            "tags": [],
+            "examples": ['{"rounds": 3, "style": "boxing"}'],
+            "inputModes": ["application/json;schema=bout"],
+            "outputModes": ["text/plain"],
+        }
+    ]
+    agent = agent_from_card(card)
+    browser.get(f"{live_server.url}/agents/{agent.pk}")
+    block = until(browser, lambda: browser.find_element(By.CSS_SELECTOR, ".try-block.js-form"))
+    # The nested object, the enum and the array are rendered by the library.
+    assert block.find_elements(By.CSS_SELECTOR, "select")
+    rounds = block.find_element(By.CSS_SELECTOR, 'input[name="rjf§rounds"]')
+    rounds.send_keys(Keys.CONTROL, "a")
+    rounds.send_keys("99")
+    until(browser, lambda: "maximum" in block.find_element(By.CSS_SELECTOR, ".try-errors").text)
+    assert "/payload/rounds" in block.find_element(By.CSS_SELECTOR, ".try-errors").text
+    # Beside the field itself: the form shows the error in the field's row.
+    row = rounds.find_element(By.XPATH, "ancestor::div[contains(@class, 'rjf-form-row')][1]")
+    until(browser, lambda: "maximum" in row.text)
+    shoot(block, "try-it-bounds.png")
+    assert console_errors(browser) == []
+
+
+def test_the_owner_sends_and_sees_a_completed_task_with_its_output_validated(
+    browser: Any, live_server: Any, settings: Any, loopback_allowed: None
+) -> None:
+    from selenium.webdriver.common.by import By
+
+    settings.REGISTRY_LIVE_READ_TIMEOUT = 3.0
+    owner = get_user_model().objects.create_user("alice", password="correct horse battery")
+    session = Client()
+    session.force_login(owner)
+    with sdk_agent() as running:
+        row = Agent.objects.create(
+            url=running.card_url, card_url=running.card_url, submitted_by=owner, probe_messages=True
+        )
+        assert crawling.agent_crawl(agent_id=row.pk) == "stored"
+        browser.get(f"{live_server.url}/favicon.ico")
+        browser.add_cookie({"name": "sessionid", "value": session.cookies["sessionid"].value})
+        browser.get(f"{live_server.url}/agents/{row.pk}")
+        block = until(browser, lambda: browser.find_element(By.CSS_SELECTOR, ".try-block.js-form"))
+        block.find_element(By.CSS_SELECTOR, ".try-send").click()
+        answer = until(
+            browser,
+            lambda: (
+                block.find_element(By.CSS_SELECTOR, ".try-answer .try-state")
+                if block.find_elements(By.CSS_SELECTOR, ".try-answer .try-state")
+                else None
+            ),
+        )
+        assert answer.text == "Task state: TASK_STATE_COMPLETED"
+        verdict = block.find_element(By.CSS_SELECTOR, ".try-answer strong.try-valid")
+        assert "valid against fightVerdict" in verdict.text
+        assert len(running.received) == 1
+        shoot(block, "try-it-send.png")
+    assert console_errors(browser) == []
+
+
+def test_a_schema_the_library_refuses_falls_back_to_the_json_editor(
+    browser: Any, live_server: Any
+) -> None:
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+
+    # react-json-form refuses allOf inside array items: the page says so and edits JSON.
+    tags = {"type": "array", "items": {"allOf": [{"type": "string"}, {"minLength": 1}]}}
+    card = minimal_card(name="Tagger")
+    card["schemas"] = {"tags": {"type": "object", "properties": {"tags": tags}}}
+    card["skills"] = [
+        {
+            "id": "tag",
+            "name": "Tag",
+            "description": "Tags.",
+            "tags": [],
+            "examples": ['{"tags": ["a"]}'],
+            "inputModes": ["application/json;schema=tags"],
+            "outputModes": ["text/plain"],
+        }
+    ]
+    agent = agent_from_card(card)
+    browser.get(f"{live_server.url}/agents/{agent.pk}")
+    block = until(browser, lambda: browser.find_element(By.CSS_SELECTOR, ".try-block"))
+    reason = until(
+        browser,
+        lambda: (
+            block.find_element(By.CSS_SELECTOR, ".try-reason")
+            if block.find_element(By.CSS_SELECTOR, ".try-reason").is_displayed()
+            else None
+        ),
+    )
+    assert "cannot render this schema" in reason.text and "allOf" in reason.text
+    editor = block.find_element(By.CSS_SELECTOR, ".try-json")
+    assert json.loads(editor.get_attribute("value")) == {"tags": ["a"]}  # seeded from the example
+    editor.send_keys(Keys.CONTROL, "a")
+    editor.send_keys('{"tags": ["b", 7]}')
+    until(
+        browser,
+        lambda: preview(block)["params"]["message"]["parts"][0]["data"] == {"tags": ["b", 7]},
+    )
+    until(
+        browser,
+        lambda: "/payload/tags/1" in block.find_element(By.CSS_SELECTOR, ".try-errors").text,
+    )
+    assert console_errors(browser) == []
+
+
+@pytest.mark.parametrize("name", ["030-faculty-object-schemas-ext-example.json", "demo"])
+def test_every_card_with_schemas_renders_a_form_without_console_errors(
+    browser: Any, live_server: Any, name: str
+) -> None:
+    """The corpus card with schemas (shared/corpus) and the demo agents: a form or the
+    documented fallback in every block, and a quiet console."""
+    from selenium.webdriver.common.by import By
+
+    from tests.support import CORPUS
+
+    if name == "demo":
+        call_command("load_demo", stdout=StringIO())
+        agents = list(Agent.objects.all())
+    else:
+        path = CORPUS / name
+        if not path.is_file():
+            pytest.skip(f"{path} is not there")
+        agents = [agent_from_card(path.read_bytes())]
+    seen = 0
+    for agent in agents:
+        browser.get(f"{live_server.url}/agents/{agent.pk}")
+        for block in browser.find_elements(By.CSS_SELECTOR, ".try-block"):
+            seen += 1
+            until(
+                browser,
+                lambda block=block: (
+                    block.find_elements(By.CSS_SELECTOR, ".rjf-form-wrapper input")
+                    or block.find_element(By.CSS_SELECTOR, ".try-reason").is_displayed()
+                ),
+            )
+        assert console_errors(browser) == [], agent.name
+    assert seen >= 1

@@ -1,0 +1,210 @@
+"""One "Try it" block per skill with an ``application/json;schema=X`` input mode: the schema, the
+examples that validate, the request the form makes, its snippets and the output tables."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from cards.models import Agent, Skill
+from live import instances
+from live.interfaces import JSONRPC, Interface, interfaces_of
+from live.message_checks import sender
+from registry.mediatypes import schema_modes
+from schemas_app.payloads import DeclaredSchemas, check_payload
+from tryit import messages, outputs
+
+# Keywords whose values are data, not schemas: left as they are.
+_VALUES = frozenset({"default", "examples", "enum", "const"})
+# Candidate examples looked at per skill (each is validated; a card may list many).
+MAX_EXAMPLES = 8
+
+
+@dataclass
+class Example:
+    label: str
+    payload: Any
+
+
+@dataclass
+class Output:
+    name: str
+    rows: list[dict[str, Any]]
+    cut: bool
+    declared: bool
+
+
+@dataclass
+class Block:
+    skill_id: str
+    skill_name: str
+    schema_name: str
+    media_type: str
+    schema: Any
+    reason: str  # why the form falls back to a JSON editor ("" when the form may render)
+    examples: list[Example]
+    payload: Any
+    outputs: list[Output] = field(default_factory=list)
+    interface: Interface | None = None
+    body: dict[str, Any] | None = None
+    curl: str = ""
+    python: str = ""
+    curl_template: str = ""
+    python_template: str = ""
+    sdk_message: dict[str, Any] | None = None
+
+    @property
+    def slug(self) -> str:
+        return "".join(c if c.isalnum() else "-" for c in self.skill_id)[:60]
+
+    def config(self, *, validate_url: str, send_url: str | None) -> str:
+        """What the page's script needs, as JSON for a data attribute (autoescaped)."""
+        return json.dumps(
+            {
+                "skill": self.skill_id,
+                "schemaName": self.schema_name,
+                "schema": for_form(self.schema) if not self.reason else None,
+                "reason": self.reason,
+                "examples": [{"label": e.label, "payload": e.payload} for e in self.examples],
+                "payload": self.payload,
+                "body": self.body,
+                "dataPath": messages.data_path(self.interface) if self.interface else None,
+                "sdkMessage": self.sdk_message,
+                "sdkPath": messages.sdk_path(),
+                "curl": self.curl_template,
+                "python": self.python_template,
+                "placeholder": messages.PLACEHOLDER,
+                "validateUrl": validate_url,
+                "sendUrl": send_url,
+            }
+        )
+
+
+def for_form(schema: Any, depth: int = 0) -> Any:
+    """The schema as the form library reads it: it shows ``help_text`` under a field, not
+    ``description``, so each description is given as help too (validation keeps the original)."""
+    if depth > 32:
+        return schema
+    if isinstance(schema, list):
+        return [for_form(item, depth + 1) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out = {
+        key: value if key in _VALUES else for_form(value, depth + 1)
+        for key, value in schema.items()
+    }
+    if isinstance(schema.get("description"), str) and "help_text" not in schema:
+        out["help_text"] = schema["description"]
+    return out
+
+
+def structured_inputs(skill: Skill) -> list[tuple[str, str]]:
+    """(media type, schema name) of the skill's ``application/json;schema=X`` input modes."""
+    return schema_modes(skill.input_modes)
+
+
+def _candidates(skill: Skill, schema: Any) -> list[Example]:
+    """The skill's examples that are JSON (seed 000 writes them as JSON text), then the
+    schema's own ``examples``."""
+    found: list[Example] = []
+    for index, text in enumerate(skill.examples or []):
+        if not isinstance(text, str):
+            continue
+        try:
+            value = json.loads(text)
+        except ValueError:
+            continue
+        found.append(Example(f"Skill example {index + 1}", value))
+    listed = schema.get("examples") if isinstance(schema, dict) else None
+    for index, value in enumerate(listed if isinstance(listed, list) else []):
+        found.append(Example(f"Schema example {index + 1}", value))
+    return found[:MAX_EXAMPLES]
+
+
+def _examples(skill: Skill, name: str, schema: Any, declared: DeclaredSchemas) -> list[Example]:
+    valid = []
+    for example in _candidates(skill, schema):
+        if check_payload(name, example.payload, declared).get("valid"):
+            valid.append(example)
+    return valid
+
+
+def _initial(schema: Any, examples: list[Example], name: str, declared: DeclaredSchemas) -> Any:
+    if examples:
+        return examples[0].payload
+    try:
+        built = instances.build(schema)
+    except instances.CannotBuild:
+        return {}
+    return built if check_payload(name, built, declared).get("valid") else {}
+
+
+def _reason(schema: Any, usable: bool) -> str:
+    """Why the form library is not given the schema (the page's script adds the library's own
+    reason when it refuses one)."""
+    if not usable:
+        return "the registry cannot use this schema (see its problems on the schema's page)"
+    if not isinstance(schema, dict):
+        return "the schema is not a JSON object"
+    if schema.get("type") not in ("object", None) or "properties" not in schema:
+        return "the schema does not describe an object with properties"
+    return ""
+
+
+def _outputs(skill: Skill, declared: DeclaredSchemas) -> list[Output]:
+    out = []
+    for _media, name in schema_modes(skill.output_modes):
+        document = declared.documents.get(name)
+        content = document.content if document is not None else None
+        rows, cut = outputs.rows(content)
+        out.append(Output(name=name, rows=rows, cut=cut, declared=document is not None))
+    return out
+
+
+def interface_of(agent: Agent) -> Interface | None:
+    """Where the message goes: the live checks' sender (JSON-RPC first, then HTTP+JSON); the
+    first declared interface when neither binding is there (shown, never sent)."""
+    # The agent row keeps the card's interfaces (v1.0 shape): no read of the snapshot.
+    declared = agent.interfaces if isinstance(agent.interfaces, list) else []
+    found = interfaces_of({"supportedInterfaces": declared}, agent.shape)
+    return sender(found) or (found[0] if found else None)
+
+
+def blocks_of(agent: Agent, skills: list[Skill]) -> list[Block]:
+    """The blocks of the agent's skills; no query for an agent with none to try."""
+    skills = [skill for skill in skills if structured_inputs(skill)]
+    if not skills:
+        return []
+    declared = DeclaredSchemas.of(agent)
+    interface = interface_of(agent)
+    v1 = Interface(url=interface.url if interface else "", binding=JSONRPC, version="1.0")
+    card_url = agent.card_url or agent.url
+    out = []
+    for skill in skills:
+        media_type, name = structured_inputs(skill)[0]
+        document = declared.documents.get(name)
+        schema = document.content if document is not None else None
+        examples = _examples(skill, name, schema, declared) if document is not None else []
+        payload = _initial(schema, examples, name, declared) if document is not None else {}
+        block = Block(
+            skill_id=skill.skill_id,
+            skill_name=skill.name or skill.skill_id,
+            schema_name=name,
+            media_type=media_type,
+            schema=schema,
+            reason=_reason(schema, bool(document and document.usable)),
+            examples=examples,
+            payload=payload,
+            outputs=_outputs(skill, declared),
+            interface=interface,
+        )
+        block.sdk_message = messages.message(v1, payload, media_type)
+        block.python_template = messages.python_template(card_url)
+        block.python = messages.fill(block.python_template, block.sdk_message)
+        if interface is not None:
+            block.body = messages.body(interface, payload, media_type)
+            block.curl_template = messages.curl_template(interface)
+            block.curl = messages.fill(block.curl_template, block.body)
+        out.append(block)
+    return out

@@ -1,0 +1,236 @@
+/* "Try it" blocks of an agent page: wires django-jsonform's form (react-json-form, from its own
+ * static files) to the message preview, the snippets, the registry's validator and the send.
+ * Everything from a card or an agent is written with textContent, never as HTML. */
+(function () {
+  'use strict';
+
+  var JOIN = '\u00a7'; // react-json-form joins the coordinates of a field with "§"
+  var VALIDATE_DELAY_MS = 300;
+
+  function csrfToken() {
+    var input = document.querySelector('#try-it input[name=csrfmiddlewaretoken]');
+    return input ? input.value : '';
+  }
+
+  function postJSON(url, body) {
+    return fetch(url, {
+      method: 'POST',
+      credentials: 'same-origin',
+      headers: {'Content-Type': 'application/json', 'Accept': 'application/json', 'X-CSRFToken': csrfToken()},
+      body: JSON.stringify(body)
+    }).then(function (response) {
+      return response.json().then(function (json) { return {status: response.status, json: json}; });
+    });
+  }
+
+  function withData(document, path, data) {
+    var copy = JSON.parse(JSON.stringify(document));
+    var node = copy;
+    for (var i = 0; i < path.length - 1; i++) { node = node[path[i]]; }
+    node[path[path.length - 1]] = data;
+    return copy;
+  }
+
+  function fill(template, document) {
+    return template.split(config_placeholder).join(JSON.stringify(document, null, 2));
+  }
+  var config_placeholder = '__TRYIT_BODY__';
+
+  /* A registry error pointer (/payload/a/0) as the form's coordinates (a§0); a missing
+   * required member is shown on the member itself. */
+  function coordsOf(error) {
+    var tokens = (error.pointer || '').replace(/^\/payload/, '').split('/').slice(1).map(function (t) {
+      return t.replace(/~1/g, '/').replace(/~0/g, '~');
+    });
+    var missing = error.keyword === 'required' && /^"(.*)" is a required property$/.exec(error.message || '');
+    if (missing) { tokens.push(missing[1]); }
+    return tokens.join(JOIN);
+  }
+
+  function Block(element) {
+    this.element = element;
+    this.config = JSON.parse(element.getAttribute('data-try'));
+    config_placeholder = this.config.placeholder || config_placeholder;
+    this.payload = this.config.payload;
+    this.form = null;
+    this.timer = null;
+    this.seq = 0;
+    this.textarea = element.querySelector('.try-json');
+    this.status = element.querySelector('.try-status');
+    this.errors = element.querySelector('.try-errors');
+    this.start();
+  }
+
+  Block.prototype.start = function () {
+    var self = this;
+    var reason = this.config.reason;
+    if (!reason && this.config.schema) {
+      try {
+        // The library's own check of the schema: what it refuses, it cannot render.
+        window.reactJsonForm.EditorState.create(this.config.schema, this.payload);
+      } catch (err) {
+        reason = 'the form library cannot render this schema (' + err.message + ')';
+      }
+    }
+    if (reason) {
+      this.fallback(reason);
+    } else {
+      this.element.classList.add('js-form');
+      this.mount(this.payload);
+    }
+    this.textarea.addEventListener('input', function () {
+      var value;
+      try { value = JSON.parse(self.textarea.value); } catch (err) {
+        self.show([{pointer: '', message: 'not JSON: ' + err.message}], false);
+        return;
+      }
+      self.changed(value);
+    });
+    this.element.querySelectorAll('.try-example').forEach(function (button) {
+      button.addEventListener('click', function () {
+        var example = self.config.examples[Number(button.getAttribute('data-example'))];
+        self.load(example.payload);
+      });
+    });
+    var send = this.element.querySelector('.try-send');
+    if (send) { send.addEventListener('click', function () { self.send(send); }); }
+    this.changed(this.payload);
+  };
+
+  Block.prototype.fallback = function (reason) {
+    var note = this.element.querySelector('.try-reason');
+    note.hidden = false;
+    note.textContent = 'JSON editor: ' + reason + '.';
+    this.element.classList.remove('js-form');
+  };
+
+  Block.prototype.mount = function (data) {
+    var self = this;
+    var holder = this.element.querySelector('[data-django-jsonform]');
+    var container = holder.previousElementSibling;
+    container.id = holder.id + '_jsonform';
+    if (this.form) { window.ReactDOM.unmountComponentAtNode(container); }
+    this.form = window.reactJsonForm.createForm({
+      containerId: container.id,
+      dataInputId: holder.id,
+      schema: this.config.schema,
+      data: data,
+      errorMap: {},
+      fileHandler: '',
+      readonly: false
+    });
+    this.form.addEventListener('change', function (event) { self.changed(event.data); });
+    this.form.render();
+  };
+
+  Block.prototype.load = function (payload) {
+    this.textarea.value = JSON.stringify(payload, null, 2);
+    if (this.form) { this.mount(payload); }
+    this.changed(payload);
+  };
+
+  Block.prototype.changed = function (payload) {
+    var self = this;
+    this.payload = payload;
+    var config = this.config;
+    if (this.form) { this.textarea.value = JSON.stringify(payload, null, 2); }
+    if (config.body) {
+      var body = withData(config.body, config.dataPath, payload);
+      this.element.querySelector('.try-preview').textContent = JSON.stringify(body, null, 2);
+      this.element.querySelector('.try-curl').textContent = fill(config.curl, body);
+    }
+    var message = withData(config.sdkMessage, config.sdkPath, payload);
+    this.element.querySelector('.try-python').textContent = fill(config.python, message);
+    clearTimeout(this.timer);
+    this.timer = setTimeout(function () { self.validate(payload); }, VALIDATE_DELAY_MS);
+  };
+
+  Block.prototype.validate = function (payload) {
+    var self = this;
+    var seq = ++this.seq;
+    postJSON(this.config.validateUrl, {schema: this.config.schemaName, payload: payload}).then(function (answer) {
+      if (seq !== self.seq) { return; } // a later edit was sent meanwhile
+      var json = answer.json || {};
+      self.show(json.errors || [], json.valid, json.detail);
+    }).catch(function (err) {
+      self.status.textContent = 'The registry could not check the payload: ' + err.message;
+    });
+  };
+
+  Block.prototype.show = function (errors, valid, detail) {
+    var errorMap = {};
+    this.errors.textContent = '';
+    errors.forEach(function (error) {
+      var key = coordsOf(error);
+      (errorMap[key] = errorMap[key] || []).push(error.message);
+      var li = document.createElement('li');
+      li.textContent = (error.pointer || '/') + ': ' + error.message;
+      this.errors.appendChild(li);
+    }, this);
+    this.status.className = 'try-status small ' + (valid ? 'valid' : 'invalid');
+    this.status.textContent = valid ? 'Valid against ' + this.config.schemaName + '.' : (detail || 'Not valid.');
+    if (this.form) { this.form.update({errorMap: errorMap}); }
+  };
+
+  Block.prototype.send = function (button) {
+    var self = this;
+    var answer = this.element.querySelector('.try-answer');
+    button.disabled = true;
+    answer.textContent = 'Sending…';
+    postJSON(this.config.sendUrl, {skill: this.config.skill, payload: this.payload}).then(function (result) {
+      button.disabled = false;
+      answer.textContent = '';
+      self.answer(answer, result.status, result.json || {});
+    }).catch(function (err) {
+      button.disabled = false;
+      answer.textContent = 'Not sent: ' + err.message;
+    });
+  };
+
+  function line(parent, tag, text, className) {
+    var node = document.createElement(tag);
+    node.textContent = text;
+    if (className) { node.className = className; }
+    parent.appendChild(node);
+    return node;
+  }
+
+  Block.prototype.answer = function (holder, status, json) {
+    if (status !== 200) {
+      line(holder, 'p', 'Not sent (' + status + '): ' + (json.detail || json.title || ''), 'try-refused');
+      return;
+    }
+    if (json.problem) { line(holder, 'p', 'No usable answer: ' + json.problem, 'try-refused'); }
+    if (json.kind === 'task') {
+      line(holder, 'p', 'Task state: ' + json.state, 'try-state');
+    } else if (json.kind === 'error') {
+      line(holder, 'p', 'The agent answered with an error: ' + JSON.stringify(json.error), 'try-state');
+    } else if (json.kind === 'message') {
+      line(holder, 'p', 'The agent answered with a message.', 'try-state');
+      line(holder, 'pre', JSON.stringify(json.message, null, 2));
+    }
+    (json.artifacts || []).forEach(function (item) {
+      var box = line(holder, 'div', '', 'try-artifact');
+      var verdict = '';
+      if (item.schema) {
+        verdict = item.valid === true ? ' · valid against ' + item.schema
+          : item.valid === false ? ' · NOT valid against ' + item.schema : ' · schema ' + item.schema + ' not declared';
+      }
+      line(box, 'strong', 'Artifact ' + item.artifact + ' (' + (item.media_type || 'no media type') + ')' + verdict,
+        item.valid === true ? 'try-valid' : item.valid === false ? 'try-invalid' : '');
+      (item.errors || []).forEach(function (error) { line(box, 'p', error.pointer + ': ' + error.message, 'try-invalid'); });
+      line(box, 'pre', 'data' in item ? JSON.stringify(item.data, null, 2) : (item.text || ''));
+    });
+  };
+
+  function init() {
+    if (!window.reactJsonForm) { return; }
+    document.querySelectorAll('.try-block[data-try]').forEach(function (element) { new Block(element); });
+  }
+
+  if (document.readyState === 'loading') {
+    document.addEventListener('DOMContentLoaded', init);
+  } else {
+    init();
+  }
+})();
