@@ -17,6 +17,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from cards import moderation
+from cards.api.views import forbidden
 from cards.reads import gate
 from cards.reads.gate import Viewer
 from live import tasks
@@ -30,12 +31,7 @@ class AgentProbeView(APIView):
     def post(self, request: Request, pk: Any) -> Response:
         agent = get_object_or_404(gate.agents(Viewer.of(request.user)), pk=pk)
         if not moderation.can_manage(request.user, agent):
-            raise ProblemError(
-                status=403,
-                slug="forbidden",
-                title="Forbidden",
-                detail="Only the agent's owner or staff may run its live checks.",
-            )
+            raise forbidden("Only the agent's owner or staff may run its live checks.")
         cooldown = settings.REGISTRY_LIVE_PROBE_COOLDOWN_SECONDS
         last = agent.live_checked_at
         if last is not None and timezone.now() - last < timedelta(seconds=cooldown):

@@ -14,6 +14,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from cards import moderation
+from cards.api.views import forbidden
 from cards.reads import gate
 from cards.reads.gate import Viewer
 from registry import openapi
@@ -44,12 +45,7 @@ class AgentTryView(APIView):
     def post(self, request: Request, pk: Any) -> Response:
         agent = gate.agent(Viewer.of(request.user), pk)
         if not moderation.can_manage(request.user, agent):
-            raise ProblemError(
-                status=403,
-                slug="forbidden",
-                title="Forbidden",
-                detail="Only the agent's owner or staff may send it a message.",
-            )
+            raise forbidden("Only the agent's owner or staff may send it a message.")
         if not agent.probe_messages:
             raise ProblemError(
                 status=403,
