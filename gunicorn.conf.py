@@ -38,3 +38,20 @@ def post_worker_init(worker: Any) -> None:
     from registry.serving import warm_up
 
     warm_up(worker.log)
+
+
+# Metrics with several workers (PROMETHEUS_MULTIPROC_DIR, docs/operations.md): the master
+# empties the directory before any worker writes, and marks each worker that exits dead, so its
+# live gauges leave the exposition (its counters stay counted).
+def on_starting(server: Any) -> None:
+    from registry import metrics_dir
+
+    metrics_dir.reset()
+
+
+def child_exit(server: Any, worker: Any) -> None:
+    directory = os.environ.get("PROMETHEUS_MULTIPROC_DIR")
+    if directory:
+        from prometheus_client.multiprocess import mark_process_dead
+
+        mark_process_dead(worker.pid, directory)

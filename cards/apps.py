@@ -25,5 +25,8 @@ class CardsConfig(AppConfig):
         # Every saved agent gets its public documents re-rendered in the same transaction.
         post_save.connect(_agent_saved, sender=Agent, dispatch_uid="cards-render-documents")
         # Services queue tasks by name (cards.queue): register them in every process, web ones
-        # included. Here and not at the top: task modules import models, ready only now.
-        from cards import tasks  # noqa: F401
+        # included; and the registry-wide gauges every scrape of /metrics reads
+        # (docs/operations.md). Here and not at the top: these modules import models.
+        from cards import metrics_gauges, tasks  # noqa: F401
+
+        metrics_gauges.register()

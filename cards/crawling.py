@@ -19,6 +19,7 @@ from django.utils import timezone
 from cards import health, hooks, manifest_crawling, pipeline, politeness, scheduling, trust
 from cards.ard import identifiers
 from cards.changes import summarise
+from cards.crawl_metrics import observed_crawl
 from cards.discovery import origin_of
 from cards.embedding import pending as embedding_pending
 from cards.indexing import apply_summary, index_card
@@ -76,7 +77,7 @@ def _attempt(
 _TARGET = OneRow(
     lambda pk: Agent.objects.filter(pk=pk).only(
         "id", "url", "discover", "card_url", "etag", "last_modified", "latest_snapshot",
-        "submitted_by", "manifest", "ard_entry", "signature",
+        "submitted_by", "manifest", "ard_entry", "signature", "shape", "created_at",
     ),
     pk=Agent._meta.pk,
 )  # fmt: skip
@@ -89,15 +90,19 @@ def crawl_target(agent_id: Any) -> Agent | None:
     return _TARGET.get(pk=agent_id)
 
 
+@observed_crawl  # every crawl in the metrics, by outcome (cards/crawl_metrics.py)
 def agent_crawl(*, agent_id: Any, final: bool = False, agent: Agent | None = None) -> str:
     """Fetch, parse, validate, verify and index one agent's card. Idempotent.
 
     Returns the outcome (``stored``, ``unchanged``, ``not-modified``, ``manifest``, ``error``,
     ``missing``). Raises :class:`TransientCrawlError` after recording a failure that is worth
-    retrying, and, without recording anything, when an origin's manifest candidate failed
-    transiently (docs/ard.md): ``final`` (the last try the caller will make) then goes on to the
-    card paths instead, or records the failure on a manifest the origin is known to publish.
-    ``agent``: the :func:`crawl_target` of ``agent_id`` when the caller has read it already.
+    retrying. An origin is first asked for its ARD manifest (docs/ard.md); when a candidate
+    fails transiently, nothing is concluded about a manifest: the card paths are read in the
+    same crawl and the manifest is checked again by a crawl brought forward
+    (:func:`_manifest_recheck`). Only a row that stands for a known manifest (no card of its
+    own) waits for the task's retry instead; ``final`` (the last try the caller will make) then
+    records the failure on that manifest. ``agent``: the :func:`crawl_target` of ``agent_id``
+    when the caller has read it already.
     """
     agent = agent if agent is not None else crawl_target(agent_id)
     if agent is None:
@@ -109,6 +114,7 @@ def agent_crawl(*, agent_id: Any, final: bool = False, agent: Agent | None = Non
         return "inline"
     started_at = timezone.now()
     started = time.monotonic()
+    recheck: FetchError | None = None
     if agent.discover:
         # ARD first: an origin that publishes a manifest lists its agents there (docs/ard.md).
         known = Manifest.objects.filter(pk=agent.manifest_id).first() if agent.manifest_id else None
@@ -116,19 +122,30 @@ def agent_crawl(*, agent_id: Any, final: bool = False, agent: Agent | None = Non
         resolution = manifest_crawling.resolve(origin_of(agent.url), known=known)
         found = resolution.found
         if resolution.transient is not None:
-            if not final:
-                _manifest_deferred(agent, resolution.transient)
-            if known is not None:
+            if known is not None and agent.shape == STAND_IN:
+                # The row stands for a manifest and has no card of its own to read meanwhile.
+                if not final:
+                    _manifest_deferred(agent, resolution.transient)
                 found = manifest_crawling.Found(
                     url=known.url, via=known.found_via, error=resolution.transient
                 )
-            # else: the last try goes on to the card paths (an origin whose ard.json always
-            # answers 500 still has its card read).
+            else:
+                recheck = resolution.transient  # a failure to fetch is no evidence either way
         if found is not None:
-            return _record_manifest(agent, found, started_at=started_at, fetch_ms=_ms(started))
-        if agent.manifest_id is not None:
+            outcome = _record_manifest(agent, found, started_at=started_at, fetch_ms=_ms(started))
+            if outcome != BOUND:
+                return outcome
+        elif agent.manifest_id is not None and recheck is None:
             _manifest_withdrawn(agent.pk)
             agent.etag = agent.last_modified = ""  # the card is read in full, not revalidated
+    outcome = _card_crawl(agent, started_at=started_at, started=started)
+    if recheck is not None:
+        _manifest_recheck(agent, recheck)
+    return outcome
+
+
+def _card_crawl(agent: Agent, *, started_at: datetime, started: float) -> str:
+    """The card itself: at the agent's URL, or found on the origin's card paths."""
     try:
         result = fetch_card(agent.url, discover=agent.discover, headers=_conditional_headers(agent))
     except FetchError as err:
@@ -145,7 +162,31 @@ def agent_crawl(*, agent_id: Any, final: bool = False, agent: Agent | None = Non
     )
 
 
+def _manifest_recheck(agent: Agent, err: FetchError) -> None:
+    """The manifest candidate failed in a way that may pass while the card paths were read: the
+    next crawl, which asks for the manifest again, comes sooner. As soon as the crawl policy
+    allows for a new agent, then after about as long as the agent has existed (5 min, 10, 20,
+    ... up to the usual interval), and never before the origin's ``Retry-After``; no row
+    remembers the failure, and an agent whose ``ard.json`` always fails costs a few crawls."""
+    log.info(
+        "crawl of %s: manifest candidate %s: %s; checked again later", agent.pk, err.url, err.reason
+    )
+    if err.retry_after:
+        politeness.postpone(origin_of(agent.url), err.retry_after)
+    policy = health.HealthPolicy.from_settings()
+    now = timezone.now()
+    age = (now - agent.created_at).total_seconds()
+    delay = max(min(max(age, policy.min_interval), policy.interval), err.retry_after or 0.0)
+    soon = now + timedelta(seconds=min(delay, health.DAY))
+    if Agent.objects.filter(pk=agent.pk, next_crawl_at__gt=soon).update(next_crawl_at=soon):
+        agent_changed(agent.pk)  # the documents show when it is crawled next
+
+
 MANIFEST_REASON = "This origin publishes an ARD manifest; its agents are listed from it: "
+STAND_IN = manifest_crawling.STAND_IN
+# What :func:`_record_manifest` answers when the origin's own row is one of the manifest's
+# agents: its card is read next, in the same crawl.
+BOUND = "bound"
 
 
 def _manifest_deferred(agent: Agent, err: FetchError) -> NoReturn:
@@ -172,11 +213,17 @@ def _record_manifest(
     (not an agent itself) is hidden with a reason pointing at the manifest. A manifest that
     could not be processed is recorded as the origin's error, never left unsaid."""
     try:
-        manifest, inline = manifest_crawling.ingest(found, owner_id=origin_agent.submitted_by_id)
+        manifest, inline = manifest_crawling.ingest(
+            found, owner_id=origin_agent.submitted_by_id, origin_id=origin_agent.pk
+        )
         for agent_id, inline_card in inline:
             card_ingest(agent_id=agent_id, result=inline_card)
         if inline:  # re-read with the manifest, never crawled on their own
             Agent.objects.filter(pk__in=[pk for pk, _ in inline]).update(next_crawl_at=None)
+        if manifest_crawling.lists_origin(manifest, origin_agent.pk):
+            # An entry names the card this row was read from (the manifest appeared after the
+            # card had been read): the row is that entry's agent, not the manifest's stand-in.
+            return BOUND
     except (OperationalError, InterfaceError):
         raise  # the database went away: the task runs the crawl again
     except Exception as exc:
@@ -198,7 +245,7 @@ def _record_manifest(
     with transaction.atomic(), rendering_once():
         agent = Agent.objects.select_for_update().get(pk=origin_agent.pk)
         agent.manifest = manifest
-        agent.shape = "ard-manifest"
+        agent.shape = STAND_IN
         agent.name = str(manifest.host.get("displayName") or manifest.origin)[:512]
         agent.description = (
             f"ARD manifest at {manifest.url}: {manifest.agents.exclude(pk=agent.pk).count()} "
@@ -245,7 +292,7 @@ def _manifest_withdrawn(agent_id: Any) -> None:
     with transaction.atomic(), rendering_once():
         agent = Agent.objects.select_for_update().get(pk=agent_id)
         agent.manifest = None
-        if agent.shape == "ard-manifest":
+        if agent.shape == STAND_IN:
             # No longer a manifest's stand-in: the card paths decide what it is now.
             agent.shape = ""
             agent.name = agent.description = ""

@@ -19,6 +19,7 @@ from django.utils import timezone
 from cards import crawling, moderation, queue, services
 from cards.discovery import origin_of
 from cards.models import Agent, ImportItem, ImportJob
+from registry import metrics
 from registry.errors import ProblemError
 from registry.http import FetchError, fetch
 
@@ -126,6 +127,7 @@ def import_list(*, job_id: Any) -> list[int]:
             job.error = f"could not read the list of URLs: {detail}"[:2000]
             job.finished_at = timezone.now()
             job.save(update_fields=["status", "error", "finished_at"])
+            metrics.IMPORT_JOBS.labels(outcome="failed").inc()
             return []
         _create_items(job, urls, timezone.now())
     ids = list(job.items.filter(outcome__in=_OPEN).values_list("id", flat=True))
@@ -199,15 +201,20 @@ def _set(item: ImportItem, outcome: str, detail: str) -> None:
     item.detail = detail[:2000]
     item.save(update_fields=["outcome", "detail", "agent", "created", "updated_at"])
     if outcome in ImportItem.TERMINAL:
+        metrics.IMPORT_ITEMS.labels(outcome=outcome).inc()
         _finish_if_done(item.job_id)
 
 
 def _finish_if_done(job_id: Any) -> None:
     if ImportItem.objects.filter(job_id=job_id, outcome__in=_OPEN).exists():
         return
-    ImportJob.objects.filter(pk=job_id).exclude(
-        status__in=[ImportJob.Status.COMPLETED, ImportJob.Status.FAILED]
-    ).update(status=ImportJob.Status.COMPLETED, finished_at=timezone.now())
+    finished = (
+        ImportJob.objects.filter(pk=job_id)
+        .exclude(status__in=[ImportJob.Status.COMPLETED, ImportJob.Status.FAILED])
+        .update(status=ImportJob.Status.COMPLETED, finished_at=timezone.now())
+    )
+    if finished:  # the one call that moved it: counted once, however many items end together
+        metrics.IMPORT_JOBS.labels(outcome="completed").inc()
 
 
 # --- progress ----------------------------------------------------------------------------------

@@ -1,14 +1,12 @@
-"""ARD manifests: find an origin's manifest, read it, and keep its agents in step (docs/ard.md).
+"""ARD manifests: read an origin's manifest and keep its agents in step (docs/ard.md).
 
-Resolution order for a submitted origin (ARD 5.1): ``/.well-known/ard.json``, a ``rel="ard"``
-link on the origin's home page, ``/.well-known/ai-catalog.json`` (and ``rel="ai-catalog"``);
-only then the agent-card paths. Each A2A entry becomes an agent: a ``url`` entry is crawled like
-any submitted card (through the safe fetcher), a ``data`` entry is ingested from the manifest.
-An entry that disappears marks its agent (``manifest_listed=False``) and its history says so.
-
-Only a 2xx answer that reads as a manifest is one; a transient failure of a candidate concludes
-nothing (the caller retries). A manifest speaks only for agents on its own host that no other
-account owns (docs/ard.md, "Which agents a manifest may speak for"; docs/security.md).
+Finding the manifest is cards/manifest_resolution.py's (its names are re-exported here for the
+crawl). Each A2A entry becomes an agent: a ``url`` entry is crawled like any submitted card
+(through the safe fetcher), a ``data`` entry is ingested from the manifest; an entry naming the
+card the origin's own row was read from binds that row. An entry that disappears marks its agent
+(``manifest_listed=False``) and its history says so. A manifest speaks only for agents on its
+own host that no other account owns (docs/ard.md, "Which agents a manifest may speak for";
+docs/security.md).
 """
 
 from __future__ import annotations
@@ -16,8 +14,6 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-from dataclasses import dataclass, field, replace
-from html.parser import HTMLParser
 from typing import Any
 from urllib.parse import urljoin
 
@@ -30,149 +26,19 @@ from cards.ard.manifest import AgentEntry, ManifestReport, finding, read, url_au
 from cards.discovery import origin_of
 from cards.embedding import pending as embedding_pending
 from cards.indexing import search_text_of
+from cards.manifest_resolution import Found, Resolution, resolve, was_read
 from cards.models import Agent, AgentEvent, Manifest
 from cards.rendering.store import agent_changed
 from cards.services import enqueue_crawl, submitted_url_check
 from cards.url_form import normalise_fetched
 from registry.errors import ProblemError
 from registry.findings import Finding
-from registry.http import FetchError, FetchPolicy, FetchResult, fetch
+from registry.http import FetchResult
 
 log = logging.getLogger(__name__)
-WELL_KNOWN = (("/.well-known/ard.json", "well-known-ard"),)
-FALLBACK = (("/.well-known/ai-catalog.json", "well-known-ai-catalog"),)
-HOME_PAGE_BYTES = 256 * 1024
-
-
-class _Links(HTMLParser):
-    def __init__(self) -> None:
-        super().__init__()
-        self.found: dict[str, str] = {}
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        if tag != "link":
-            return
-        values = {k.lower(): (v or "") for k, v in attrs}
-        for rel in values.get("rel", "").lower().split():
-            if rel in ("ard", "ai-catalog") and values.get("href"):
-                self.found.setdefault(rel, values["href"])
-
-
-def _links(origin: str, policy: FetchPolicy) -> tuple[dict[str, str], FetchError | None]:
-    """``rel="ard"`` and ``rel="ai-catalog"`` links on the origin's home page, and the error
-    when the page could not be fetched (no links then)."""
-    small = replace(policy, max_bytes=min(policy.max_bytes, HOME_PAGE_BYTES))
-    try:
-        page = fetch(origin + "/", policy=small, expect_json=False)
-    except FetchError as err:
-        return {}, err
-    parser = _Links()
-    try:
-        parser.feed(page.body.decode("utf-8", "replace"))
-    except Exception:  # noqa: BLE001 - a broken page has no links
-        return {}, None
-    return {rel: urljoin(page.url, href) for rel, href in parser.found.items()}, None
-
-
-@dataclass
-class Found:
-    """A manifest (a 2xx answer that reads as one), or the failure to read a manifest the
-    origin is known to publish (``error``, or a ``report`` that is not ok)."""
-
-    url: str
-    via: str
-    result: FetchResult | None = None
-    error: FetchError | None = None
-    report: ManifestReport | None = None
-
-
-@dataclass
-class Resolution:
-    """What looking for an origin's manifest came to. ``found``: a manifest (or the known
-    manifest's failure); ``transient``: a candidate failed in a way that may pass (DNS, connect,
-    timeout, 5xx, 408, 429), so nothing can be concluded; neither: the origin publishes none.
-    ``absent`` says why each candidate was not one (for the logs)."""
-
-    found: Found | None = None
-    transient: FetchError | None = None
-    absent: list[str] = field(default_factory=list)
-
-
-def was_read(manifest: Manifest | None) -> bool:
-    """A manifest the registry has read successfully at least once: once an origin has one,
-    only 404/410 withdraws it, and other failures are recorded on it."""
-    if manifest is None:
-        return False
-    return manifest.status == "ok" or bool(
-        manifest.spec_version or manifest.entry_count or manifest.type_counts
-    )
-
-
-def _is_known(known: Manifest | None, via: str, *urls: str) -> bool:
-    return known is not None and (
-        known.found_via == via or known.url in {normalise_fetched(url) for url in urls}
-    )
-
-
-def _try(url: str, via: str, policy: FetchPolicy, known: Manifest | None, out: Resolution) -> bool:
-    """Try one candidate; True when the search stops here. Only a 2xx answer that reads as a
-    manifest is one; 404/410, other 4xx, a refused address or a document that is not a
-    manifest mean "none here" (unless it is the manifest the origin is known to publish)."""
-    try:
-        result = fetch(url, policy=policy)
-    except FetchError as err:
-        if err.transient:
-            log.info("manifest candidate %s: transient failure: %s", url, err.reason)
-            out.transient = err
-            return True
-        if (
-            err.status not in (404, 410)
-            and known is not None
-            and _is_known(known, via, url, err.url)
-        ):
-            out.found = Found(url=known.url, via=known.found_via or via, error=err)
-            return True
-        out.absent.append(f"{url}: {err.reason}")
-        return False
-    report = read(
-        result.body, manifest_url=result.url, max_entries=settings.REGISTRY_ARD_MAX_ENTRIES
-    )
-    if report.ok:
-        out.found = Found(url=result.url, via=via, result=result, report=report)
-        return True
-    if known is not None and _is_known(known, via, url, result.url):
-        out.found = Found(url=known.url, via=known.found_via or via, result=result, report=report)
-        return True
-    first = next((f.message for f in report.findings if f.severity == "error"), "not a manifest")
-    out.absent.append(f"{url}: {first}")
-    return False
-
-
-def resolve(
-    origin: str, policy: FetchPolicy | None = None, *, known: Manifest | None = None
-) -> Resolution:
-    """Look for the origin's manifest, in ARD's order. ``known``: the manifest the origin was
-    last seen publishing (see :func:`was_read`)."""
-    policy = policy or FetchPolicy.from_settings()
-    out = Resolution()
-    for path, via in WELL_KNOWN:
-        if _try(origin + path, via, policy, known, out):
-            return out
-    links, page_error = _links(origin, policy)
-    if page_error is not None and page_error.transient and known is not None:
-        # The known manifest may be the one the page links to: nothing can be concluded.
-        out.transient = page_error
-        return out
-    if "ard" in links and _try(links["ard"], "link-ard", policy, known, out):
-        return out
-    for path, via in FALLBACK:
-        if _try(origin + path, via, policy, known, out):
-            return out
-    if "ai-catalog" in links:
-        _try(links["ai-catalog"], "link-ai-catalog", policy, known, out)
-    if out.absent and out.found is None and out.transient is None:
-        log.info("no ARD manifest at %s: %s", origin, "; ".join(out.absent))
-    return out
+# The shape of an origin's row that stands for its manifest (it has no card of its own).
+STAND_IN = "ard-manifest"
+__all__ = ["STAND_IN", "Found", "Resolution", "ingest", "lists_origin", "resolve", "was_read"]
 
 
 def _event(agent: Agent, kind: str, detail: dict[str, Any]) -> None:
@@ -207,12 +73,33 @@ def _owner_finding(pointer: str) -> Finding:
     )
 
 
+def _origin_reading(origin_id: Any, url: str) -> Agent | None:
+    """The origin's own row when its card was read at ``url`` (from the card paths, while the
+    manifest could not be fetched or before it was published): that agent is the entry's."""
+    if origin_id is None:
+        return None
+    rows = Agent.objects.filter(pk=origin_id, card_url=url, latest_snapshot__isnull=False)
+    return rows.exclude(shape=STAND_IN).first()
+
+
+def lists_origin(manifest: Manifest, origin_id: Any) -> bool:
+    """Whether the origin's own row is one of the manifest's listed agents (bound by
+    :func:`ingest` to the entry naming its card)."""
+    rows = Agent.objects.filter(pk=origin_id, manifest=manifest, manifest_listed=True)
+    return rows.exclude(shape=STAND_IN).exists()
+
+
 def _entry_agent(
-    manifest: Manifest, entry: AgentEntry, report: ManifestReport, owner_id: int | None
+    manifest: Manifest,
+    entry: AgentEntry,
+    report: ManifestReport,
+    owner_id: int | None,
+    origin_id: Any = None,
 ) -> tuple[Agent, bool] | None:
     """The agent an entry speaks for: an existing one only when the manifest has authority
-    over its card URL and the agent is not another account's; otherwise a new one, owned by
-    the account that submitted the origin. None (and a finding) when the entry is refused."""
+    over its card URL and the agent is not another account's (the origin's own row when its
+    card was read at that URL); otherwise a new one, owned by the account that submitted the
+    origin. None (and a finding) when the entry is refused."""
     pointer = f"/entries/{entry.index}"
     if entry.url is not None:
         try:
@@ -235,6 +122,8 @@ def _entry_agent(
     else:
         url = f"{manifest.url}#{entry.identifier or f'entry-{entry.index}'}"[:2048]
     agent = Agent.objects.filter(url=url).first()
+    if agent is None and entry.url is not None:
+        agent = _origin_reading(origin_id, url)
     if agent is None and _card_of_another(url, owner_id):
         report.findings.append(_owner_finding(pointer))
         return None
@@ -309,13 +198,14 @@ def _give_identifier(agent: Agent, entry: AgentEntry, report: ManifestReport) ->
 
 
 def ingest(
-    found: Found, *, owner_id: int | None = None
+    found: Found, *, owner_id: int | None = None, origin_id: Any = None
 ) -> tuple[Manifest, list[tuple[Any, FetchResult]]]:
     """Store the manifest and bring its agents in step; ``url`` entries are queued for a crawl.
     Returns the manifest and the inline cards (``data`` entries) for the caller to ingest.
     ``owner_id``: the account that submitted the origin; new agents are its, and an agent of
-    another account is never bound, changed or delisted. A manifest that cannot be read keeps
-    what was stored before: its agents stay as they were."""
+    another account is never bound, changed or delisted. ``origin_id``: the origin's own row,
+    bound to the entry that names the card it holds (its crawl reads that card next). A manifest
+    that cannot be read keeps what was stored before: its agents stay as they were."""
     now = timezone.now()
     url = normalise_fetched(found.url)[:2048]  # two spellings of one manifest are one row
     manifest, _ = Manifest.objects.get_or_create(url=url, defaults={"origin": origin_of(url)})
@@ -338,7 +228,7 @@ def ingest(
         if report.ok:
             listed = listed_ids
             for entry in report.agents:
-                placed = _entry_agent(manifest, entry, report, owner_id)
+                placed = _entry_agent(manifest, entry, report, owner_id, origin_id)
                 if placed is None:
                     continue
                 agent, created = placed
@@ -382,7 +272,7 @@ def ingest(
                 if entry.data is not None:
                     body = json.dumps(entry.data, ensure_ascii=False).encode()
                     to_crawl.append((agent.pk, FetchResult.local(manifest.url, body)))
-                elif created or agent.status == Agent.Status.PENDING:
+                elif agent.pk != origin_id and (created or agent.status == Agent.Status.PENDING):
                     to_crawl.append((agent.pk, None))
                 else:
                     agent_changed(agent.pk)

@@ -7,6 +7,7 @@ in-process mode) there is one process and nothing to share, so the gate always o
 from __future__ import annotations
 
 import logging
+import math
 import time
 from functools import lru_cache
 from typing import Any
@@ -17,8 +18,13 @@ logger = logging.getLogger(__name__)
 
 _INFLIGHT = "registry:crawl:inflight:{origin}"
 _NEXT = "registry:crawl:next:{origin}"
-# A crash must not leave an origin blocked for ever: slots expire after the hard time limit.
-_SLOT_TTL = 120
+
+
+def _slot_ttl() -> int:
+    """Seconds an origin's slots outlive their last taking. A crawl holds one at most until the
+    hard time limit kills it; a worker that dies holding some never gives them back, so they
+    expire a third past that limit (120 s by default)."""
+    return math.ceil(settings.CELERY_TASK_TIME_LIMIT * 4 / 3)
 
 
 @lru_cache(maxsize=1)
@@ -32,17 +38,19 @@ def _redis() -> Any | None:
 
 
 # One round trip: refuse while the origin's next start is in the future or its slots are all
-# taken; otherwise take a slot and set the next start after the minimum gap.
+# taken; otherwise take a slot and set the next start after the minimum gap. Only taking a slot
+# extends the count's life: crawls knocking on an origin whose slots a dead worker holds must
+# not keep them alive (they did, and the origin was never crawled again: tests/multihost).
 _ACQUIRE = """
 local now = tonumber(ARGV[1])
 local next_start = tonumber(redis.call('GET', KEYS[1]) or '0')
 if next_start > now then return tostring(next_start - now) end
 local count = redis.call('INCR', KEYS[2])
-redis.call('EXPIRE', KEYS[2], tonumber(ARGV[4]))
 if count > tonumber(ARGV[2]) then
   redis.call('DECR', KEYS[2])
   return 'busy'
 end
+redis.call('EXPIRE', KEYS[2], tonumber(ARGV[4]))
 local gap = tonumber(ARGV[3])
 if gap > 0 then
   redis.call('SET', KEYS[1], tostring(now + gap), 'EX', math.max(math.floor(gap) + 1, 1))
@@ -67,7 +75,7 @@ def acquire(origin: str) -> float:
             time.time(),
             settings.REGISTRY_ORIGIN_CONCURRENCY,
             settings.REGISTRY_ORIGIN_MIN_GAP_SECONDS,
-            _SLOT_TTL,
+            _slot_ttl(),
         )
     except Exception:  # redis raises several types when it is down
         logger.warning("politeness not applied to %s: Redis is unreachable", origin, exc_info=True)
@@ -81,7 +89,7 @@ def acquire(origin: str) -> float:
 def release(origin: str) -> None:
     """Give back a slot of ``origin``. Never raises: with Redis unreachable (``acquire`` failed
     open, or Redis went away since) there is nothing to give back, and the slot expires on its
-    own after ``_SLOT_TTL`` seconds."""
+    own after ``_slot_ttl()`` seconds."""
     client = _redis()
     if client is None:
         return

@@ -5,13 +5,14 @@ from __future__ import annotations
 import uuid
 from datetime import datetime, timedelta
 
+from django.conf import settings
 from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
 from cards.models import Agent, CrawlAttempt
 
-LEASE = timedelta(minutes=10)
+LEASE = timedelta(seconds=settings.REGISTRY_CRAWL_LEASE_SECONDS)
 
 
 def claim_due(

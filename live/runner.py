@@ -21,6 +21,7 @@ from live.report import (
     counts,
     since_of,
 )
+from registry import metrics
 from schemas_app.payloads import DeclaredSchemas
 
 _ENDPOINT_ORDER = (ANSWERS, NOT_A2A, UNREACHABLE)
@@ -91,6 +92,7 @@ def check_agent(agent: Agent, *, force: bool = False) -> dict[str, Any]:
             run.add(item)
     run.endpoint = _endpoint(states)
     messages = dict((agent.live or {}).get("messages") or {})
+    sent = 0
     if (
         agent.probe_messages
         and card is not None
@@ -109,6 +111,7 @@ def check_agent(agent: Agent, *, force: bool = False) -> dict[str, Any]:
             run.add(item)
         sent_before = int(messages.get("sent", 0)) if messages.get("day") == today else 0
         messages = {"day": today, "sent": sent_before + allowance.sent, "last_run_day": today}
+        sent = allowance.sent
     messages["enabled"] = agent.probe_messages
     stamp = when(now) or ""
     rows = since_of([c.as_dict() for c in run.checks], agent.live or {}, stamp)
@@ -121,8 +124,18 @@ def check_agent(agent: Agent, *, force: bool = False) -> dict[str, Any]:
         "messages": messages,
         "failing_since": _failing_since(rows),
     }
-    store.record(agent.pk, report, now)
+    # Stored with the day's message count as the row has it then (a "Try it" send may have
+    # been counted during the run): that is the report returned too.
+    report = store.record(agent.pk, report, now, sent=sent)
+    _count(run)
     return report
+
+
+def _count(run: Run) -> None:
+    """The run in the metrics: each check by id and outcome, and the agent's overall outcome."""
+    for item in run.checks:
+        metrics.LIVE_CHECKS.labels(check=item.id, outcome=item.outcome).inc()
+    metrics.LIVE_RUNS.labels(outcome=run.outcome()).inc()
 
 
 def _failing_since(checks: list[dict[str, Any]]) -> str | None:

@@ -19,11 +19,34 @@ def previous(agent_id: Any) -> dict[str, Any]:
     return row if isinstance(row, dict) else {}
 
 
-def record(agent_id: Any, report: dict[str, Any], checked_at: Any) -> None:
+def messages_now(stored: Any, reported: dict[str, Any], sent: int, today: str) -> dict[str, Any]:
+    """The run's ``messages`` entry with the day's count as the row has it now plus what the
+    run sent: a "Try it" send made while the run went on (tryit/sending.py take_message, which
+    counts under the same row lock) stays counted instead of being overwritten."""
+    out = dict(reported)
+    current = (stored or {}).get("messages") if isinstance(stored, dict) else None
+    current = current if isinstance(current, dict) else {}
+    counted = int(current.get("sent", 0) or 0) if current.get("day") == today else 0
+    if sent or counted or out.get("day") == today:
+        out.update({"day": today, "sent": counted + sent})
+    return out
+
+
+def record(
+    agent_id: Any, report: dict[str, Any], checked_at: Any, *, sent: int = 0
+) -> dict[str, Any]:
+    """Store ``report`` (``sent``: the messages this run sent) and return it as stored: its
+    ``messages`` count merged under the row lock (:func:`messages_now`)."""
     with transaction.atomic():
-        agent = Agent.objects.select_for_update().only(*LIVE_STATE).filter(pk=agent_id).first()
+        agent = (
+            Agent.objects.select_for_update().only(*LIVE_STATE, "live").filter(pk=agent_id).first()
+        )
         if agent is None:
-            return
+            return report
+        if isinstance(report.get("messages"), dict):
+            today = checked_at.date().isoformat()
+            merged = messages_now(agent.live, report["messages"], sent, today)
+            report = {**report, "messages": merged}
         values: dict[str, Any] = {
             "live": report,
             "live_outcome": report["outcome"],
@@ -37,3 +60,4 @@ def record(agent_id: Any, report: dict[str, Any], checked_at: Any) -> None:
         Agent.objects.filter(pk=agent_id).update(**values, **(documents or {}))
         if documents is None:
             agent_changed(agent_id)
+    return report

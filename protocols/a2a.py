@@ -50,10 +50,11 @@ from protocols.asgi_app import (
     MAX_BODY,
     MAX_DEPTH,
     nesting_depth,
+    parse_error_message,
     surrogate_message,
     surrogate_pointer,
 )
-from protocols.own_card import QUERY, RESULT_MODE
+from protocols.own_card import QUERY, QUERY_MODE, RESULT_MODE
 from registry.errors import ProblemError
 from registry.limits import client_address
 from registry.mediatypes import MediaTypeError, parse_media_type
@@ -118,6 +119,17 @@ def _flagged(parts: list[Any]) -> tuple[int, str, Any] | None:
     return None
 
 
+def _unread(parts: list[Any]) -> int | None:
+    """The index of the first part this endpoint cannot read (a file, or data without the
+    agentQuery flag) in a message with no text: answering it as an empty query would drop it."""
+    if _text(parts):
+        return None
+    for index, part in enumerate(parts):
+        if not isinstance(part, dict) or not isinstance(part.get("text"), str):
+            return index
+    return None
+
+
 def _text(parts: list[Any]) -> str:
     return " ".join(
         p["text"] for p in parts if isinstance(p, dict) and isinstance(p.get("text"), str)
@@ -141,11 +153,23 @@ def _structured_query(parts: list[Any]) -> dict[str, Any] | None:
     if errors:
         for error in errors:
             error["pointer"] = pointer + "/data" + error["pointer"]
+        # a2a-sdk's client keeps only the message (not data.errors): it names the first error.
         raise RpcError(
-            INVALID_PARAMS, "Structured input error: the data does not match agentQuery",
+            INVALID_PARAMS,
+            _naming_first("Structured input error: the data does not match agentQuery", errors),
             {"errors": errors},
-        )  # fmt: skip
+        )
     return dict(data)
+
+
+def _naming_first(summary: str, errors: list[dict[str, str]]) -> str:
+    """``summary`` with the first error's pointer and reason (and how many more there are), so
+    a client that shows only the message still learns what to change."""
+    if not errors:
+        return summary
+    first = errors[0]
+    more = f" (and {len(errors) - 1} more in data.errors)" if len(errors) > 1 else ""
+    return f"{summary}: {first['pointer'] or '/'}: {first['message']}{more}"
 
 
 def _unavailable() -> RpcError:
@@ -227,9 +251,18 @@ def _send(version: str, params: dict[str, Any], request: HttpRequest) -> dict[st
             )
         raise RpcError(INVALID_PARAMS, f"Task {task_id} is complete; start a new task")
     if query is None:
+        unread = _unread(parts)
+        if unread is not None:
+            raise RpcError(
+                INVALID_PARAMS,
+                f"part {unread} is neither text nor an agentQuery data part; send text, or data "
+                f"with metadata.mimeType {QUERY_MODE}",
+                {"errors": [{"pointer": f"/message/parts/{unread}",
+                             "message": "neither text nor an agentQuery data part"}]},
+            )  # fmt: skip
+        # Blank or absent text asks for nothing in particular: every agent, in the API's list
+        # order, as an empty query does at every door (docs/orchestrators.md).
         text = _text(parts)
-        if not text:
-            raise RpcError(INVALID_PARAMS, "The message has neither text nor an agentQuery part")
         if len(text) > MAX_LENGTH:
             # The limit of the API's q, ARD's query.text, MCP's text and agentQuery's text.
             message_text = f"text is longer than {MAX_LENGTH} characters"
@@ -308,7 +341,7 @@ def _parse(body: bytes) -> dict[str, Any]:
     except RecursionError:
         raise RpcError(INVALID_REQUEST, f"Request nested deeper than {MAX_DEPTH} levels") from None
     except ValueError:
-        raise RpcError(PARSE_ERROR, "Parse error: the body is not JSON") from None
+        raise RpcError(PARSE_ERROR, parse_error_message(body)) from None
     if nesting_depth(call, MAX_DEPTH) > MAX_DEPTH:
         raise RpcError(INVALID_REQUEST, f"Request nested deeper than {MAX_DEPTH} levels")
     pointer = surrogate_pointer(call)

@@ -12,6 +12,7 @@ from typing import Any
 import jsonschema_rs
 from django.http import HttpRequest
 
+from cards.reads import door_metrics
 from cards.reads.gate import Viewer
 from protocols import queries
 from protocols.own_card import AGENT_QUERY, AGENT_QUERY_RESULT
@@ -68,8 +69,15 @@ def _entry(row: dict[str, Any], score: float, skills: list[str]) -> dict[str, An
 
 def answer(query: dict[str, Any], *, viewer: Viewer, request: HttpRequest) -> dict[str, Any]:
     """The ``agentQueryResult`` for a valid ``agentQuery``. Raises ProblemError on bad filters."""
-    limit = integral(query.get("limit"), 10)
     text = query.get("text", "")
+    with door_metrics.searched("a2a", text):
+        return _answer(query, text, viewer=viewer, request=request)
+
+
+def _answer(
+    query: dict[str, Any], text: str, *, viewer: Viewer, request: HttpRequest
+) -> dict[str, Any]:
+    limit = integral(query.get("limit"), 10)
     filters = query.get("filters", {})
     accepted: dict[str, list[str]] | None = None
     if "payload" in query:

@@ -22,6 +22,7 @@ from django.core.exceptions import DisallowedHost
 from django.http import HttpRequest
 
 from registry.limits import asgi_wait, limited
+from registry.undecodable import body_fault
 
 Scope = dict[str, Any]
 Message = dict[str, Any]
@@ -95,6 +96,22 @@ def surrogate_pointer(value: Any) -> str | None:
         elif isinstance(item, list):
             stack.extend((f"{pointer}/{index}", child) for index, child in enumerate(item))
     return None
+
+
+def parse_error_message(body: bytes) -> str:
+    """JSON-RPC's -32700 in words a client can act on: where the body stops being UTF-8 (JSON
+    must be, RFC 8259 section 8.1), else where it stops being JSON; never the codec's or the
+    parser's own text."""
+    fault = body_fault(body)
+    if fault is not None:
+        return f"Parse error: {fault.sentence('the body')}"
+    try:
+        json.loads(body.decode("utf-8"))
+    except json.JSONDecodeError as exc:
+        return f"Parse error: the body is not JSON (line {exc.lineno}, column {exc.colno})"
+    except (ValueError, RecursionError):
+        pass
+    return "Parse error: the body is not JSON"
 
 
 def surrogate_message(pointer: str) -> str:
@@ -173,7 +190,7 @@ def guarded(
             await json_rpc_error(send, 400, -32600, f"Request nested deeper than {depth} levels")
             return
         except ValueError:
-            await json_rpc_error(send, 400, -32700, "Parse error: the body is not JSON")
+            await json_rpc_error(send, 400, -32700, parse_error_message(body))
             return
         if nesting_depth(parsed, depth) > depth:
             await json_rpc_error(send, 400, -32600, f"Request nested deeper than {depth} levels")

@@ -18,7 +18,6 @@ import json as _json
 import logging
 import typing
 from http import HTTPStatus
-from importlib.metadata import version as _pkg_version
 from typing import Annotated, Any, Literal
 
 import jsonschema  # type: ignore[import-untyped]  # the SDK's own dependency
@@ -34,9 +33,11 @@ from mcp.server.transport_security import TransportSecuritySettings
 from mcp.shared.exceptions import McpError
 from pydantic import AnyUrl, BaseModel, Field, ValidationError
 
+from cards.reads import door_metrics
 from cards.reads.gate import ANONYMOUS
 from cards.reads.params import MAX_LENGTH
 from protocols import queries
+from registry.about import REGISTRY_NAME, REGISTRY_VERSION
 from registry.errors import ProblemError
 
 logger = logging.getLogger(__name__)
@@ -105,6 +106,7 @@ _TYPE_PHRASES = {
     "string_type": "must be a string",
     "list_type": "must be a list",
     "dict_type": "must be an object",
+    "float_type": "must be a number",
     "model_type": "must be an object",
     "missing": "is required",
 }
@@ -123,6 +125,22 @@ def _phrase(error: Any, schema: dict[str, Any]) -> str:
     return _TYPE_PHRASES.get(kind) or f"is not valid ({error['msg']})"
 
 
+# JSON types a string must not stand in for, and the pydantic error each is phrased as.
+_SCALARS = {"integer": "int_type", "number": "float_type", "boolean": "bool_type"}
+
+
+def _json_types(schema: dict[str, Any]) -> set[str]:
+    """The JSON types one argument's schema allows (``type``, or each ``anyOf`` branch's)."""
+    found: set[str] = set()
+    for node in [schema, *(schema.get("anyOf") or [])]:
+        kind = node.get("type") if isinstance(node, dict) else None
+        if isinstance(kind, str):
+            found.add(kind)
+        elif isinstance(kind, list):
+            found.update(str(name) for name in kind)
+    return found
+
+
 def argument_problem(tool: Tool, arguments: dict[str, Any]) -> str | None:
     """What is wrong with ``arguments`` for ``tool``, in the API's words; None when nothing.
 
@@ -134,9 +152,15 @@ def argument_problem(tool: Tool, arguments: dict[str, Any]) -> str | None:
         return f"Unknown argument: {', '.join(unknown)}. Known: {', '.join(sorted(properties))}."
     for name, value in arguments.items():
         schema = properties.get(name, {})
-        if isinstance(value, bool) and schema.get("type") == "integer":
+        types = _json_types(schema)
+        if isinstance(value, bool) and "integer" in types:
             # pydantic's lax mode reads true as 1; the API refuses it (docs/orchestrators.md).
             return f"{name} {_phrase({'type': 'int_type'}, schema)}"
+        if isinstance(value, str) and types & _SCALARS.keys() and types <= {*_SCALARS, "null"}:
+            # pydantic's lax mode reads "5" as 5 and "yes" as true; a JSON body of the API
+            # (POST /api/v1/schemas/match's limit) and agentQuery refuse a string there.
+            kind = next(_SCALARS[t] for t in ("integer", "number", "boolean") if t in types)
+            return f"{name} {_phrase({'type': kind}, schema)}"
         texts = value if isinstance(value, list) else [value]
         if any(isinstance(text, str) and "\x00" in text for text in texts):
             return f"{name} contains a NUL character"  # the API's words for its parameters
@@ -211,7 +235,7 @@ class RegistryMCP(FastMCP[Any]):
 
 
 server = RegistryMCP(
-    name="a2a-agent-registry",
+    name=REGISTRY_NAME,
     instructions=INSTRUCTIONS,
     stateless_http=True,
     json_response=True,
@@ -220,9 +244,10 @@ server = RegistryMCP(
     # DNS-rebinding guard only knows localhost, so it is off and /mcp stays read-only.
     transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
 )
-# Stateless mode builds initialisation options on every request; without a version the SDK
-# reads its own from the package metadata each time (about a millisecond, measured).
-server._mcp_server.version = _pkg_version("mcp")
+# serverInfo names the registry and its version (pyproject.toml), not the MCP SDK's. Stateless
+# mode builds initialisation options on every request; without a version set here the SDK would
+# read its own package's from the metadata each time (about a millisecond, measured).
+server._mcp_server.version = REGISTRY_VERSION
 
 
 class _CompiledSchemas:
@@ -368,14 +393,15 @@ async def search_agents(
         "schema": schema, "extension": extension, "verified": verified, "health": health,
         "provider": provider, "streaming": streaming,
     }  # fmt: skip
-    data = await _run(
-        queries.search_agents,
-        text=text,
-        filters=filters,
-        limit=limit,
-        viewer=ANONYMOUS,
-        request=queries.base_request(_base(ctx)),
-    )
+    with door_metrics.searched("mcp", text):
+        data = await _run(
+            queries.search_agents,
+            text=text,
+            filters=filters,
+            limit=limit,
+            viewer=ANONYMOUS,
+            request=queries.base_request(_base(ctx)),
+        )
     return AgentList(**data)
 
 

@@ -45,7 +45,8 @@ AGENT_QUERY: dict[str, Any] = {
     "$schema": DRAFT,
     "title": "Agent query",
     "description": "Find agents: by words, by the registry's filters, or by a JSON payload "
-    "their input schemas must accept.",
+    "their input schemas must accept. An empty text lists every agent, as an empty search does "
+    "at every door of the registry.",
     "type": "object",
     "properties": {
         "text": {

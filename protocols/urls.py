@@ -4,6 +4,7 @@ from django.urls import path
 
 from protocols.a2a import a2a_endpoint
 from protocols.ard import views as ard
+from protocols.ard.index import ard_index, ard_openapi
 from protocols.ard.own_manifest import ard_manifest_view
 from protocols.views import agent_card_view
 
@@ -16,6 +17,7 @@ urlpatterns = [
     path("ard/explore", ard.explore, name="ard-explore"),
     path("ard/agents", ard.agents, name="ard-agents"),
     path("ard/agents/<path:identifier>", ard.agent, name="ard-agent"),
-    path("ard/", ard.unknown, name="ard-root"),
+    path("ard/", ard_index, name="ard-root"),
+    path("ard/openapi.json", ard_openapi, name="ard-openapi"),
     path("ard/<path:rest>", ard.unknown, name="ard-unknown"),
 ]

@@ -25,6 +25,8 @@ warnings.filterwarnings("ignore", message="Field 'lifespan' has an incomplete de
 
 from protocols.asgi_app import registry_application  # noqa: E402 - needs Django set up
 from protocols.mcp_server import METHODS, make_app  # noqa: E402
+from registry.schedule_in_process import with_schedule  # noqa: E402
 
 # Django's handler takes Mapping messages; the dispatcher is typed with dicts: the same calls.
-application = registry_application(cast(Any, django_application), make_app, METHODS)
+# With nothing configured (`make run`), the server also runs the periodic schedule.
+application = with_schedule(registry_application(cast(Any, django_application), make_app, METHODS))

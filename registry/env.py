@@ -83,9 +83,11 @@ def env_list(name: str, default: list[str]) -> list[str]:
     return [item.strip() for item in value.split(",") if item.strip()]
 
 
-def env_networks(name: str) -> list[ipaddress.IPv4Network | ipaddress.IPv6Network]:
+def env_networks(
+    name: str, *, default: tuple[str, ...] = ()
+) -> list[ipaddress.IPv4Network | ipaddress.IPv6Network]:
     networks: list[ipaddress.IPv4Network | ipaddress.IPv6Network] = []
-    for item in env_list(name, []):
+    for item in env_list(name, list(default)):
         try:
             networks.append(ipaddress.ip_network(item, strict=False))
         except ValueError:

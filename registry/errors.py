@@ -9,7 +9,6 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from typing import Any
-from urllib.parse import unquote_to_bytes
 
 from django.core.exceptions import DisallowedHost, RequestDataTooBig, SuspiciousOperation
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
@@ -18,6 +17,7 @@ from rest_framework import exceptions
 from rest_framework.response import Response
 
 from registry.findings import json_pointer
+from registry.undecodable import query_fault
 
 PROBLEM_CONTENT_TYPE = "application/problem+json"
 logger = logging.getLogger(__name__)
@@ -234,19 +234,25 @@ def query_string_problem(raw: str) -> str | None:
     """Why a raw query string cannot be read (None when it can): percent-decoded, every name and
     value must be UTF-8 (a surrogate encoded as UTF-8 is not) with no NUL character. Django
     would otherwise turn undecodable bytes into U+FFFD and answer as if they were text."""
-    if not raw:
+    fault = query_fault(raw)
+    return None if fault is None else fault.sentence() + "."
+
+
+def query_problem(raw: str) -> ProblemError | None:
+    """:func:`query_string_problem` as the API's 400, ``errors`` pointing at the parameter (the
+    shape of every other invalid parameter, cards.reads.params.invalid)."""
+    fault = query_fault(raw)
+    if fault is None:
         return None
-    try:
-        data = raw.encode("latin-1")  # WSGI hands the raw bytes over as latin-1 text
-    except UnicodeEncodeError:
-        data = raw.encode("utf-8", "surrogatepass")
-    try:
-        text = unquote_to_bytes(data.replace(b"+", b" ")).decode("utf-8")
-    except UnicodeDecodeError:
-        return "The query string is not UTF-8 once percent-decoded."
-    if "\x00" in text:
-        return "The query string contains a NUL character."
-    return None
+    pointer = f"#/{fault.name}" if fault.name is not None else "#"
+    message = fault.message if fault.name is not None else fault.unnamed()
+    return ProblemError(
+        status=400,
+        slug="invalid-parameter",
+        title="Invalid query parameter",
+        detail=fault.sentence(),
+        errors=[{"pointer": pointer, "message": message}],
+    )
 
 
 def path_problem(path: str) -> str | None:
@@ -278,10 +284,10 @@ class ApiErrorsMiddleware:
             return self.get_response(request)
         if not _is_api(request.path_info):
             return self.get_response(request)
-        reason = query_string_problem(request.META.get("QUERY_STRING", ""))
-        if reason is not None:
-            return _plain_problem(
-                request, 400, "invalid-parameter", "Invalid query parameter", reason
+        problem = query_problem(request.META.get("QUERY_STRING", ""))
+        if problem is not None:
+            return JsonResponse(
+                problem.as_dict(), status=problem.status, content_type=PROBLEM_CONTENT_TYPE
             )
         reason = path_problem(request.path_info)
         if reason is not None:

@@ -36,27 +36,35 @@ from django.conf import settings
 from django.core.cache import cache
 from django.http import HttpRequest, HttpResponse, JsonResponse
 
+from registry import metrics
 from registry.errors import PROBLEM_CONTENT_TYPE, problem_type
 from registry.rates import Rate
 
 logger = logging.getLogger(__name__)
 
-# Never limited: liveness and readiness probes, static files.
-EXEMPT_PREFIXES = ("/healthz", "/readyz", "/static/")
+# Never limited: liveness and readiness probes, static files, the monitoring's scrapes.
+EXEMPT_PREFIXES = ("/healthz", "/readyz", "/static/", "/metrics")
 
 
 def client_address(request: HttpRequest) -> str:
     """The client as every per-client limit counts it (:func:`client_key` of its address):
     ``X-Forwarded-For`` is believed only from trusted proxies."""
+    return client_key(client_ip(request))
+
+
+def client_ip(request: HttpRequest) -> str:
+    """The client's own address, before :func:`client_key` folds it into what limits count:
+    the connection's, or from a trusted proxy the nearest untrusted ``X-Forwarded-For`` one
+    (the metrics door checks it against its allowed networks: registry/metrics_view.py)."""
     peer = request.META.get("REMOTE_ADDR", "") or ""
     trusted = settings.REGISTRY_TRUSTED_PROXIES
-    if not trusted or not _in(peer, trusted):
-        return client_key(peer)
+    if not trusted or not address_in(peer, trusted):
+        return peer
     forwarded = [part.strip() for part in request.META.get("HTTP_X_FORWARDED_FOR", "").split(",")]
     for address in reversed([part for part in forwarded if part]):
-        if not _in(address, trusted):
-            return client_key(address if _is_ip(address) else peer)
-    return client_key(peer)
+        if not address_in(address, trusted):
+            return address if _is_ip(address) else peer
+    return peer
 
 
 def client_key(address: str) -> str:
@@ -111,7 +119,7 @@ def _is_ip(text: str) -> bool:
     return _ip(text) is not None
 
 
-def _in(address: str, networks: Any) -> bool:
+def address_in(address: str, networks: Any) -> bool:
     """Whether ``address`` is in one of ``networks`` (a proxy on a dual-stack socket is seen as
     ``::ffff:10.0.0.2``: it is 10.0.0.2)."""
     ip = _ip(address)
@@ -204,6 +212,7 @@ def hit(scope: str, client: str, rate: Rate | None) -> float:
         count = counter.known + counter.pending
     if count <= rate.requests:
         return 0.0
+    metrics.refused(scope)
     return max(1.0, (window + 1) * rate.seconds - now)
 
 

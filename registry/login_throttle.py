@@ -25,6 +25,7 @@ from django.core.cache import cache
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.http import HttpRequest
 
+from registry import metrics
 from registry.limits import client_address
 
 logger = logging.getLogger(__name__)
@@ -119,6 +120,7 @@ class ThrottledModelBackend(ModelBackend):
             return None
         if blocked_for(request, username) > 0:
             # Stops authenticate() here: no backend is asked, the password is not checked.
+            metrics.refused("login")
             raise PermissionDenied("too many failed logins")
         user = super().authenticate(request, username=username, password=password, **kwargs)
         if user is None:
@@ -141,5 +143,6 @@ class ThrottledAdminLoginForm(AdminAuthenticationForm):
         username = self.cleaned_data.get("username")
         wait = blocked_for(self.request, username)
         if wait > 0:
+            metrics.refused("login")  # before authenticate(), which would count it again
             raise ValidationError(message(wait), code="throttled")
         return super().clean()

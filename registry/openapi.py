@@ -188,10 +188,16 @@ MATCH = {
     },
     "additionalProperties": False,
 }
+# A named schema of the agent, or a skill (its schema'd input mode, else its inputFields):
+# exactly one of the two.
 VALIDATE_PAYLOAD = {
     "type": "object",
-    "required": ["schema", "payload"],
-    "properties": {"schema": {"type": "string", "minLength": 1}, "payload": ANY_JSON},
+    "oneOf": [{"required": ["schema", "payload"]}, {"required": ["skill", "payload"]}],
+    "properties": {
+        "schema": {"type": "string", "minLength": 1, "description": "A schema name."},
+        "skill": {"type": "string", "minLength": 1, "description": "A skill's id."},
+        "payload": ANY_JSON,
+    },
     "additionalProperties": False,
 }
 # What a submitted URL must look like before the fetch policy looks at its host.

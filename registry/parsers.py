@@ -7,44 +7,15 @@ registry's parsers refuse such a body with a 400 naming the place (the same rule
 
 from __future__ import annotations
 
-import json
-import re
-from collections.abc import Mapping
+import io
 from typing import Any
 
 from rest_framework.exceptions import ParseError
 from rest_framework.parsers import JSONParser
 
-from registry.findings import json_pointer
+from registry.undecodable import body_fault, unpaired_surrogate
 
-_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-def unpaired_surrogate(data: Any) -> str | None:
-    """The JSON pointer of the first string holding a lone surrogate (of the object, when it is a
-    member's name), None when there is none. Iterative, so any depth the parser took is fine.
-
-    Most bodies hold none: one pass of the C encoder over the parsed document says so before the
-    walk that names the place (a walk costs about 1 µs a value: 0.25 s for 250,000 items)."""
-    try:
-        if not _SURROGATE.search(json.dumps(data, ensure_ascii=False, check_circular=False)):
-            return None
-    except (TypeError, ValueError, RecursionError):
-        pass  # not plain JSON data (or too deep for the encoder): the walk decides
-    stack: list[tuple[tuple[str | int, ...], Any]] = [((), data)]
-    while stack:
-        path, value = stack.pop()
-        if isinstance(value, str):
-            if _SURROGATE.search(value):
-                return json_pointer(*path)
-        elif isinstance(value, Mapping):
-            for key, item in value.items():
-                if isinstance(key, str) and _SURROGATE.search(key):
-                    return json_pointer(*path)  # the object: its member's name is not text
-                stack.append(((*path, key), item))
-        elif isinstance(value, list):
-            stack.extend(((*path, index), item) for index, item in enumerate(value))
-    return None
+__all__ = ["StrictJSONParser", "unpaired_surrogate"]
 
 
 class StrictJSONParser(JSONParser):
@@ -52,6 +23,14 @@ class StrictJSONParser(JSONParser):
     documents nested deeper than Python's parser goes (a 400, not a 500)."""
 
     def parse(self, stream: Any, media_type: Any = None, parser_context: Any = None) -> Any:
+        encoding = str((parser_context or {}).get("encoding") or "utf-8")
+        if encoding.lower().replace("_", "-") in ("utf-8", "utf8"):
+            # Bytes that are not UTF-8: named in our words, not the codec's (registry/undecodable).
+            raw = stream.read() if stream is not None else b""
+            fault = body_fault(raw)
+            if fault is not None:
+                raise ParseError(f"JSON parse error - {fault.sentence()}.")
+            stream = io.BytesIO(raw)
         try:
             data = super().parse(stream, media_type, parser_context)
         except RecursionError:

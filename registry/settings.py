@@ -24,6 +24,7 @@ from registry.env import (
     env_ports,
     env_str,
 )
+from registry.logs import formats as log_formats
 from registry.rates import Rate
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -85,6 +86,7 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    "registry.logs.middleware.RequestIdMiddleware",  # first: every line of the request has its id
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "registry.sessions.LazySessionMiddleware",  # the session, made on first use
@@ -202,7 +204,9 @@ if DEBUG:
 
 SPECTACULAR_SETTINGS = {
     "TITLE": "A2A agent card registry",
-    "DESCRIPTION": "Submit, verify, validate and discover A2A agents by their cards.",
+    "DESCRIPTION": "Submit, verify, validate and discover A2A agents by their cards. The ARD "
+    "Registry API under /ard/ has its own document: [/ard/openapi.json](/ard/openapi.json), "
+    "browsable at [/api/docs/ard](/api/docs/ard).",
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
     # The docs UI is served from our own static files, not a CDN.
@@ -367,6 +371,9 @@ REGISTRY_SWEEP_BATCH = env_int("REGISTRY_SWEEP_BATCH", 500, minimum=1)
 # Due agents per crawl task: the sweep queues them in batches (one message, one hand-off to a
 # worker process and one acknowledgement each); 1 queues every crawl on its own.
 REGISTRY_CRAWL_BATCH = env_int("REGISTRY_CRAWL_BATCH", 8, minimum=1)
+# How long a sweep's claim keeps an agent out of later sweeps: when the worker holding its
+# crawl dies, the agent is due again after this (docs/crawling.md, "Faults"; docs/deploy.md).
+REGISTRY_CRAWL_LEASE_SECONDS = env_int("REGISTRY_CRAWL_LEASE_SECONDS", 600, minimum=10)
 REGISTRY_SWEEP_INTERVAL_SECONDS = env_float("REGISTRY_SWEEP_INTERVAL_SECONDS", 30.0)
 # Politeness towards each origin, shared by all workers through Redis.
 REGISTRY_ORIGIN_CONCURRENCY = env_int("REGISTRY_ORIGIN_CONCURRENCY", 2, minimum=1)
@@ -399,6 +406,37 @@ REGISTRY_EMBEDDING_DIR = Path(
     env_str("REGISTRY_EMBEDDING_DIR", str(BASE_DIR / "var" / "embedding"))
 )
 
+# --- Metrics (docs/operations.md; docs/configuration.md, "Metrics") -------------------------
+# Requests (django-prometheus's middleware around all the others), PostgreSQL queries
+# (registry.postgresql) and cache reads (registry.metrics_cache); the registry's own series are
+# in registry/metrics.py. Several processes: PROMETHEUS_MULTIPROC_DIR (read by prometheus_client).
+MIDDLEWARE = [
+    "django_prometheus.middleware.PrometheusBeforeMiddleware",
+    *MIDDLEWARE,
+    "django_prometheus.middleware.PrometheusAfterMiddleware",
+]
+for _cache in CACHES.values():
+    if isinstance(_cache, dict) and _cache["BACKEND"].endswith("backends.redis.RedisCache"):
+        _cache["BACKEND"] = "registry.metrics_cache.RedisCache"
+# /metrics answers clients in these networks ("none": no address is enough) or with
+# `Authorization: Bearer <REGISTRY_METRICS_TOKEN>`; anyone else gets a 404.
+REGISTRY_METRICS_ALLOW = (
+    []
+    if env_str("REGISTRY_METRICS_ALLOW", "").lower() == "none"
+    else env_networks("REGISTRY_METRICS_ALLOW", default=("127.0.0.0/8", "::1/128"))
+)
+REGISTRY_METRICS_TOKEN = env_optional("REGISTRY_METRICS_TOKEN")
+if REGISTRY_METRICS_TOKEN is not None and len(REGISTRY_METRICS_TOKEN) < 16:
+    raise ConfigError("REGISTRY_METRICS_TOKEN must be at least 16 characters (a random value)")
+# A Celery worker's main process serves its node's metrics on this port (0: not at all), bound
+# to this address: nothing else guards it (docs/operations.md, "Worker nodes").
+REGISTRY_METRICS_PORT = env_int("REGISTRY_METRICS_PORT", 0, minimum=0)
+if REGISTRY_METRICS_PORT > 65535:
+    raise ConfigError(f"REGISTRY_METRICS_PORT must be a port number (got {REGISTRY_METRICS_PORT})")
+REGISTRY_METRICS_ADDRESS = env_str("REGISTRY_METRICS_ADDRESS", "127.0.0.1")
+# Prometheus scrapes a node directly over the internal network, without the TLS proxy.
+SECURE_REDIRECT_EXEMPT = [*SECURE_REDIRECT_EXEMPT, r"^metrics$"]
+
 # --- Attestations (docs/badges-and-attestations.md) -----------------------------------------
 # The registry's Ed25519 key: PEM text or a file path; unset, one is generated and stored.
 REGISTRY_SIGNING_KEY = env_optional("REGISTRY_SIGNING_KEY")
@@ -423,10 +461,17 @@ CELERY_BEAT_SCHEDULE = {
     "sweep-due-live-checks": {"task": "live.sweep", "schedule": REGISTRY_LIVE_SWEEP_SECONDS},
 }
 
+# Logs (docs/operations.md, "Logs"): text for people (`[request id] message`), or one JSON
+# object a line for a log pipeline; every line says its request id, task and agent where known.
+REGISTRY_LOG_FORMAT = env_str("REGISTRY_LOG_FORMAT", "text").lower()
+if REGISTRY_LOG_FORMAT not in log_formats.FORMATS:
+    raise ConfigError(f"REGISTRY_LOG_FORMAT must be text or json (got {REGISTRY_LOG_FORMAT!r})")
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "filters": log_formats.FILTERS,
+    "formatters": log_formats.FORMATTERS,
+    "handlers": {"console": log_formats.console_handler(REGISTRY_LOG_FORMAT)},
     "root": {"handlers": ["console"], "level": env_str("REGISTRY_LOG_LEVEL", "INFO")},
     # One line per outbound request is noise; the crawl outcome is recorded on the agent.
     # The MCP SDK logs "Processing request of type ..." and "Terminating session" per call.
@@ -441,5 +486,6 @@ LOGGING = {
         "django.request": {"level": "ERROR"},
         "celery.app.trace": {"level": "WARNING"},
         "kombu.connection": {"level": "ERROR"},
+        **log_formats.server_loggers(REGISTRY_LOG_FORMAT),
     },
 }

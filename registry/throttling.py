@@ -8,6 +8,7 @@ from typing import Any
 from django.conf import settings
 from rest_framework.throttling import UserRateThrottle
 
+from registry import metrics
 from registry.limits import client_address
 
 logger = logging.getLogger(__name__)
@@ -34,7 +35,10 @@ class SubmissionRateThrottle(UserRateThrottle):
             return True
         self.num_requests, self.duration = self.parse_rate(self.rate)
         try:
-            return super().allow_request(request, view)
+            allowed = super().allow_request(request, view)
         except Exception:  # the cache (Redis) is down: a submission must not fail for it
             logger.warning("rate limit not applied: the cache is unreachable", exc_info=True)
             return True
+        if not allowed:
+            metrics.refused(self.scope)
+        return allowed

@@ -36,6 +36,7 @@ from typing import Any, TypeVar
 
 from django.conf import settings
 
+from registry import metrics
 from registry.errors import ProblemError
 from schemas_app import regex_cost
 
@@ -54,9 +55,12 @@ def budget_seconds(name: str) -> float:
 class BudgetExhausted(ProblemError):
     """The schema evaluation budget of this request or task is spent (a 422 problem)."""
 
+    reason = "cpu"  # registry_schema_budgets_exhausted_total's label
+
     def __init__(
         self, budget: Budget, detail: str = "", extra: dict[str, Any] | None = None
     ) -> None:
+        budget.counted(self.reason)
         detail = detail or (
             f"Schema evaluation stopped: this request used its budget of {budget.seconds:g} s of "
             "CPU for validating against JSON Schemas (a schema with backtracking patterns or a "
@@ -105,6 +109,8 @@ class InputTooLong(BudgetExhausted):
     """A text too long for a pattern to be matched on within the bound of one match (a 422
     problem of the same type as a spent budget: the budget on a single match is exceeded)."""
 
+    reason = "input-too-long"
+
     def __init__(self, budget: Budget, refusal: Refusal) -> None:
         self.refusal = refusal
         detail = f"Schema evaluation stopped: {refusal.sentence()}. Send shorter strings."
@@ -126,6 +132,7 @@ class Budget:
         self.exhausted = False
         self.ticks = 0
         self.refusal: Refusal | None = None  # a text refused during the running validation
+        self.stopped: set[str] = set()  # why it stopped validations (counted once each)
 
     def tick(self) -> bool:
         """One more ``$ref`` followed; True once the budget is spent or a text was refused (the
@@ -161,6 +168,13 @@ class Budget:
             raise InputTooLong(self, refusal)
         if self.over():
             raise BudgetExhausted(self)
+
+    def counted(self, reason: str) -> None:
+        """This budget stopped a validation for ``reason``: in the metrics once, however often
+        it does again (a spent budget refuses every later validation of its request or task)."""
+        if reason not in self.stopped:
+            self.stopped.add(reason)
+            metrics.SCHEMA_BUDGETS_EXHAUSTED.labels(reason=reason).inc()
 
 
 _current: contextvars.ContextVar[Budget | None] = contextvars.ContextVar(

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import ipaddress
+import os
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -9,6 +10,7 @@ from typing import Any
 import pytest
 from rest_framework.test import APIClient
 
+from tests.parallel import worker_environment, worker_index
 from tests.support import SHARED, CardServer, running_server
 
 # Fixtures that start real Celery workers, shared by the end-to-end modules.
@@ -17,15 +19,39 @@ pytest_plugins = ["tests.workers"]
 LOOPBACK = [ipaddress.ip_network("127.0.0.0/8"), ipaddress.ip_network("::1/128")]
 
 
-FAULTS = Path(__file__).resolve().parent / "faults"
+TESTS = Path(__file__).resolve().parent
+FAULTS = TESTS / "faults"
+
+# Sweeps, slow by nature (minutes, not seconds), marked ``slow``: `make test` leaves them to
+# `make test-slow`, which CI runs too. A single slow test elsewhere takes ``@pytest.mark.slow``.
+SLOW = {
+    TESTS / "test_contract.py",  # schemathesis: every operation, 40 examples each
+    TESTS / "test_every_door.py",  # hostile input on every route of a live registry
+    TESTS / "test_browser.py",  # Chromium
+    TESTS / "tryit" / "test_browser.py",  # Chromium
+}
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node: Any) -> None:
+    """Under pytest-xdist (`make test`), before a worker starts pytest: its own Redis database
+    in its environment, read by its settings and inherited by what it starts (tests/parallel.py)."""
+    changes = worker_environment(os.environ, worker_index(node.workerinput["workerid"]))
+    node.workerinput["controller_redis_url"] = os.environ.get("REDIS_URL", "")
+    if changes:
+        node.gateway.remote_exec(f"import os\nos.environ.update({changes!r})").waitclose()
 
 
 def pytest_collection_modifyitems(config: Any, items: list[Any]) -> None:
     """Everything under tests/faults/ is ``disruptive`` (it stops and kills the private
-    PostgreSQL and Redis those tests start; `make test-faults`), and runs after everything else."""
+    PostgreSQL and Redis those tests start; `make test-faults`), and runs after everything else.
+    The modules of ``SLOW`` are ``slow`` (`make test-slow`)."""
     for item in items:
-        if FAULTS in Path(str(item.path)).parents:
+        path = Path(str(item.path))
+        if FAULTS in path.parents:
             item.add_marker(pytest.mark.disruptive)
+        if path in SLOW:
+            item.add_marker(pytest.mark.slow)
     items.sort(key=lambda item: item.get_closest_marker("disruptive") is not None)
 
 

@@ -172,7 +172,13 @@ def test_unknown_and_never_fetched_agents_are_404_problems(db: None, client: Cli
     missing = client.get(f"/api/v1/agents/{uuid.uuid4()}/attestation")
     assert missing.status_code == 404
     assert missing["Content-Type"] == "application/problem+json"
-    fresh = Agent.objects.create(url="https://new.example.com/agent-card.json")
+    owner = get_user_model().objects.create_user(username="fresh-owner")
+    fresh = Agent.objects.create(url="https://new.example.com/agent-card.json", submitted_by=owner)
+    # Without a card the agent is its owner's only (cards.reads.gate): a 404 to anyone else,
+    # and to its owner a 409 saying there is nothing to attest yet.
+    unfetched = client.get(f"/api/v1/agents/{fresh.pk}/attestation")
+    assert unfetched.status_code == 404
+    client.force_login(owner)
     unfetched = client.get(f"/api/v1/agents/{fresh.pk}/attestation")
     assert unfetched.status_code == 409
     assert unfetched.json()["type"] == "/problems/no-card"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import html
 import io
+import json
 import re
 from typing import Any
 
@@ -13,7 +14,7 @@ from django.core.cache import cache
 from django.test import Client
 from django.utils import timezone
 
-from cards import catalogue
+from cards import catalogue, crawling
 from cards.models import Agent
 from cards.rendering.store import agent_changed
 from tests.factories import agent_from_card, minimal_card
@@ -385,8 +386,9 @@ def test_query_counts_are_bounded(
     with django_assert_max_num_queries(3):
         ok(client.get("/", {"q": "agent", "tag": "t1", "output_mode": "text/plain"}))
     # agent, skills, extensions, default modes, schema uses, schema names, and for the "Try it"
-    # section (a skill with a schema input) the declared schemas and the extension
-    with django_assert_max_num_queries(8):
+    # section (a skill with a schema input) the declared schemas and the extension, and the
+    # card's skills for their seed 001 inputFields (the Skill row does not keep them)
+    with django_assert_max_num_queries(9):
         ok(client.get(f"/agents/{agents['fighter'].pk}"))
 
 
@@ -455,13 +457,18 @@ def test_a_failed_crawl_shows_its_error_when_and_next_try_on_the_page_and_in_the
     loopback_allowed: None,
     django_capture_on_commit_callbacks: Any,
 ) -> None:
-    card_server.serve("/forbidden.json", b'{"error": "no"}', status=403)
+    # An agent with a card whose later crawl fails: still listed, with the failure in words.
+    # (An agent whose crawls never produced a card is not public: tests/test_uncarded_agents.py.)
+    card_server.serve("/forbidden.json", json.dumps(minimal_card(name="Once fine")).encode())
     with django_capture_on_commit_callbacks(execute=True):
         response = client_auth.post(
             "/api/v1/agents", {"url": card_server.url("/forbidden.json")}, format="json"
         )
     assert response.status_code == 202, response.content
+    card_server.serve("/forbidden.json", b'{"error": "no"}', status=403)
+    crawling.agent_crawl(agent_id=response.json()["id"])
     agent = Agent.objects.get(pk=response.json()["id"])
+    assert agent.latest_snapshot_id is not None
     assert agent.last_error and agent.next_crawl_at is not None
 
     # Another account (anonymous) reads the same error in words.
@@ -482,11 +489,10 @@ def test_the_catalogue_lists_featured_then_healthy_valid_then_the_rest(client: C
     agent_changed(featured.pk)
     healthy = agent_from_card(minimal_card(name="Healthy one"))
     invalid = agent_from_card(minimal_card(name="Invalid one", skills=[]))
-    # Newest of all, never fetched and failing: it must not come first.
-    failing = Agent.objects.create(
-        url="https://failing.example.com/card.json",
-        health=Agent.Health.DEGRADED,
-        last_error="the host answered 503",
+    # Newest of all and failing: it must not come first.
+    failing = agent_from_card(minimal_card(name="Failing one"))
+    Agent.objects.filter(pk=failing.pk).update(
+        health=Agent.Health.DEGRADED, last_error="the host answered 503"
     )
     agent_changed(failing.pk)
 
@@ -505,7 +511,8 @@ def test_the_catalogue_pages_walk_the_ranked_order_without_gaps(
     made = [agent_from_card(minimal_card(name=f"Agent {i}")) for i in range(3)]
     Agent.objects.filter(pk=made[0].pk).update(moderation="featured")
     agent_changed(made[0].pk)
-    never = Agent.objects.create(url="https://never.example.com/card.json")
+    never = agent_from_card(minimal_card(name="Not checked"))
+    Agent.objects.filter(pk=never.pk).update(health=Agent.Health.UNKNOWN)
     agent_changed(never.pk)
 
     first = ok(client.get("/"))

@@ -30,8 +30,14 @@ EXTENSION = "https://counts.example/ext"
 PINNED: dict[str, int] = {
     "": 6,  # catalogue home on a facet-cache miss: 4 facets, the page, the featured row
     ".well-known/jwks.json": 2,
-    "agents/<uuid:pk>": 8,  # 6, and the declared schemas of its "Try it" section (tryit/)
+    # 6, the skills of its latest card (their inputFields) and the declared schemas of its
+    # "Try it" section (tryit/)
+    "agents/<uuid:pk>": 9,
+    "agents/<path:rest>": 0,  # not an id: the catalogue's 404 page
+    "my-agents": 0,  # anonymous: how to sign in, no agent read
+    "robots.txt": 0,
     "api/docs": 0,
+    "api/docs/ard": 0,
     "api/schema": 0,
     "api/v1/": 0,
     "api/v1/agents": 1,
@@ -62,6 +68,7 @@ PINNED: dict[str, int] = {
     "badges/<str:ident>.svg": 1,
     "favicon.ico": 0,
     "healthz": 0,
+    "metrics": 1,  # the crawl schedule's lag, read when scraped (cards/metrics_gauges.py)
     ".well-known/agent-card.json": 1,  # the registry's own card: its signing key
     "a2a": 0,  # JSON-RPC over POST: GET is a 405
     "readyz": 1,
@@ -69,6 +76,7 @@ PINNED: dict[str, int] = {
     ".well-known/ai-catalog.json": 0,
     "ard/": 0,
     "ard/<path:rest>": 0,
+    "ard/openapi.json": 0,
     "ard/search": 0,  # POST only: GET is a 405
     "ard/explore": 0,  # POST only: GET is a 405
     "ard/agents": 1,

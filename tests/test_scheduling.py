@@ -17,6 +17,7 @@ from cards.models import Agent, CrawlAttempt
 from cards.tasks import sweep
 from tests.factories import minimal_card
 from tests.support import CardServer, Reply
+from tests.workers import redis_url
 
 
 def make_agents(n: int, *, due: bool = True, prefix: str = "a") -> list[Agent]:
@@ -226,7 +227,7 @@ def test_old_attempts_are_pruned(db: None) -> None:
 def redis_gate(settings: Any) -> Any:
     import redis
 
-    url = "redis://127.0.0.1:6379/13"
+    url = redis_url()  # this xdist worker's database: the fixture flushes it
     try:
         redis.Redis.from_url(url, socket_connect_timeout=1).ping()
     except redis.RedisError:

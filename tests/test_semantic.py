@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 from django.core.management import call_command
 
+from cards.catalogue.search import WEAK_SCORE
 from cards.embedding import model, store, texts, vectors
 from cards.models import Agent, AgentEmbedding
 from cards.reads import gate, semantic
@@ -241,14 +242,21 @@ def test_the_catalogue_search_box_ranks(registry: dict[str, Agent], client: Any)
     body = response.content.decode()
     assert "Fight Club Oracle" in body and "match " in body and "via skill" in body
     assert "What do you need?" in body
-    # Weak matches are shown under a "less likely" divider, after the confident ones (what is
-    # weak depends on the agents loaded: the corpus cards are absent on a fresh clone).
+    # Unsure matches are shown under a "less likely" divider, after the confident ones, and
+    # those under WEAK_SCORE collapsed after them (what is unsure depends on the agents loaded:
+    # the corpus cards are absent on a fresh clone). tests/test_weak_matches.py has more.
     ranked = client.get("/api/v1/agents", {"q": "who would win, a lion or a tiger"}).json()
-    weak = [item["name"] for item in ranked["results"] if not item["confident"]]
-    assert ("Less likely" in body) == bool(weak)
-    if weak:
+    unsure = [
+        item["name"]
+        for item in ranked["results"]
+        if not item["confident"] and item["score"] >= WEAK_SCORE
+    ]
+    weaker = [item["name"] for item in ranked["results"] if item["score"] < WEAK_SCORE]
+    assert ("Less likely" in body) == bool(unsure)
+    if unsure:
         assert body.index("Fight Club Oracle") < body.index("Less likely")
-        assert body.index("Less likely") < body.index(weak[0])
+        assert body.index("Less likely") < body.index(unsure[0])
+    assert ('<details class="weaker"' in body) == bool(weaker)
 
 
 def test_lexical_fallback_when_embeddings_are_off(

@@ -1,9 +1,12 @@
-"""One "Try it" block per skill with an ``application/json;schema=X`` input mode: the schema, the
-examples that validate, the request the form makes, its snippets and the output tables."""
+"""One "Try it" block per skill with a structured input: its first ``application/json;schema=X``
+input mode (seed 000), else its ``inputFields`` (seed 001, composed into one schema by
+schemas_app.fields). A block holds the schema, the examples that validate, the request the form
+makes, its snippets and the output tables."""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -12,7 +15,9 @@ from live import instances
 from live.interfaces import JSONRPC, Interface, interfaces_of
 from live.message_checks import sender
 from registry.mediatypes import schema_modes
-from schemas_app.payloads import DeclaredSchemas, check_payload
+from schemas_app.fields import read_fields
+from schemas_app.payloads import DeclaredSchemas
+from schemas_app.skill_inputs import SkillInput, card_skills, input_of, raw_skill
 from tryit import messages, outputs
 
 # Keywords whose values are data, not schemas: left as they are.
@@ -39,13 +44,20 @@ class Output:
 class Block:
     skill_id: str
     skill_name: str
-    schema_name: str
+    schema_name: str  # "" for a schema composed from inputFields
     media_type: str
     schema: Any
     reason: str  # why the form falls back to a JSON editor ("" when the form may render)
     examples: list[Example]
     payload: Any
     outputs: list[Output] = field(default_factory=list)
+    # The skill's outputFields (seed 001), a row each: field, kind, media types, description,
+    # required (not optional).
+    output_fields: list[dict[str, Any]] = field(default_factory=list)
+    # inputFields: what was left out of the composed schema; for a schema'd block, the names
+    # of the inputFields it also declares (the schema'd mode is the one tried).
+    field_notes: list[dict[str, str]] = field(default_factory=list)
+    also_fields: list[str] = field(default_factory=list)
     interface: Interface | None = None
     body: dict[str, Any] | None = None
     curl: str = ""
@@ -53,6 +65,10 @@ class Block:
     curl_template: str = ""
     python_template: str = ""
     sdk_message: dict[str, Any] | None = None
+
+    @property
+    def from_fields(self) -> bool:
+        return not self.schema_name
 
     @property
     def slug(self) -> str:
@@ -63,6 +79,7 @@ class Block:
         return json.dumps(
             {
                 "skill": self.skill_id,
+                # The validator takes {"skill": id} for inputFields, {"schema": name} otherwise.
                 "schemaName": self.schema_name,
                 "schema": for_form(self.schema) if not self.reason else None,
                 "reason": self.reason,
@@ -99,11 +116,6 @@ def for_form(schema: Any, depth: int = 0) -> Any:
     return out
 
 
-def structured_inputs(skill: Skill) -> list[tuple[str, str]]:
-    """(media type, schema name) of the skill's ``application/json;schema=X`` input modes."""
-    return schema_modes(skill.input_modes)
-
-
 def _candidates(skill: Skill, schema: Any) -> list[Example]:
     """The skill's examples that are JSON (seed 000 writes them as JSON text), then the
     schema's own ``examples``."""
@@ -122,22 +134,14 @@ def _candidates(skill: Skill, schema: Any) -> list[Example]:
     return found[:MAX_EXAMPLES]
 
 
-def _examples(skill: Skill, name: str, schema: Any, declared: DeclaredSchemas) -> list[Example]:
-    valid = []
-    for example in _candidates(skill, schema):
-        if check_payload(name, example.payload, declared).get("valid"):
-            valid.append(example)
-    return valid
-
-
-def _initial(schema: Any, examples: list[Example], name: str, declared: DeclaredSchemas) -> Any:
+def _initial(schema: Any, examples: list[Example], valid: Callable[[Any], bool]) -> Any:
     if examples:
         return examples[0].payload
     try:
         built = instances.build(schema)
     except instances.CannotBuild:
         return {}
-    return built if check_payload(name, built, declared).get("valid") else {}
+    return built if valid(built) else {}
 
 
 def _reason(schema: Any, usable: bool) -> str:
@@ -162,6 +166,12 @@ def _outputs(skill: Skill, declared: DeclaredSchemas) -> list[Output]:
     return out
 
 
+def _output_fields(raw: Any) -> list[dict[str, Any]]:
+    """The skill's outputFields (seed 001) as table rows."""
+    card_skill = raw if isinstance(raw, dict) else {}
+    return outputs.field_rows(read_fields(card_skill.get("outputFields"), "").fields)
+
+
 def interface_of(agent: Agent) -> Interface | None:
     """Where the message goes: the live checks' sender (JSON-RPC first, then HTTP+JSON); the
     first declared interface when neither binding is there (shown, never sent)."""
@@ -171,39 +181,68 @@ def interface_of(agent: Agent) -> Interface | None:
     return sender(found) or (found[0] if found else None)
 
 
+def _block(found: SkillInput, declared: DeclaredSchemas) -> Block:
+    """The form's part of a block: schema, examples, first payload and outputs."""
+    skill = found.skill
+    if found.fields is not None:
+        schema: Any = found.fields.schema
+        usable = found.fields.usable
+        reason = "" if usable else "none of the skill's inputFields can be used (see below)"
+    else:
+        document = declared.documents.get(found.schema_name or "")
+        schema = document.content if document is not None else None
+        usable = document is not None
+        reason = _reason(schema, bool(document and document.usable))
+
+    def valid(payload: Any) -> bool:
+        return bool(found.check(payload, declared).get("valid"))
+
+    examples = [e for e in _candidates(skill, schema) if valid(e.payload)] if usable else []
+    block = Block(
+        skill_id=skill.skill_id,
+        skill_name=skill.name or skill.skill_id,
+        schema_name=found.schema_name or "",
+        media_type=found.media_type,
+        schema=schema,
+        reason=reason,
+        examples=examples,
+        payload=_initial(schema, examples, valid) if usable else {},
+        outputs=_outputs(skill, declared),
+    )
+    if found.fields is not None:
+        block.field_notes = found.fields.fields.notes
+    else:
+        block.also_fields = found.field_names()
+    return block
+
+
 def blocks_of(agent: Agent, skills: list[Skill]) -> list[Block]:
-    """The blocks of the agent's skills; no query for an agent with none to try."""
-    skills = [skill for skill in skills if structured_inputs(skill)]
+    """The blocks of the agent's skills; no query for an agent without skills, one (the card's
+    skills) for an agent with none to try."""
     if not skills:
+        return []
+    raw_skills = card_skills(agent)
+    found = [
+        (item, raw)
+        for skill in skills
+        if (item := input_of(skill, raw := raw_skill(raw_skills, skill))) is not None
+    ]
+    if not found:
         return []
     declared = DeclaredSchemas.of(agent)
     interface = interface_of(agent)
     v1 = Interface(url=interface.url if interface else "", binding=JSONRPC, version="1.0")
     card_url = agent.card_url or agent.url
     out = []
-    for skill in skills:
-        media_type, name = structured_inputs(skill)[0]
-        document = declared.documents.get(name)
-        schema = document.content if document is not None else None
-        examples = _examples(skill, name, schema, declared) if document is not None else []
-        payload = _initial(schema, examples, name, declared) if document is not None else {}
-        block = Block(
-            skill_id=skill.skill_id,
-            skill_name=skill.name or skill.skill_id,
-            schema_name=name,
-            media_type=media_type,
-            schema=schema,
-            reason=_reason(schema, bool(document and document.usable)),
-            examples=examples,
-            payload=payload,
-            outputs=_outputs(skill, declared),
-            interface=interface,
-        )
-        block.sdk_message = messages.message(v1, payload, media_type)
+    for item, raw in found:
+        block = _block(item, declared)
+        block.output_fields = _output_fields(raw)
+        block.interface = interface
+        block.sdk_message = messages.message(v1, block.payload, block.media_type)
         block.python_template = messages.python_template(card_url)
         block.python = messages.fill(block.python_template, block.sdk_message)
         if interface is not None:
-            block.body = messages.body(interface, payload, media_type)
+            block.body = messages.body(interface, block.payload, block.media_type)
             block.curl_template = messages.curl_template(interface)
             block.curl = messages.fill(block.curl_template, block.body)
         out.append(block)

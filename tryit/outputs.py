@@ -1,8 +1,11 @@
-"""An output schema as a readable table: one row per field (dotted for nested objects)."""
+"""An output schema as a readable table: one row per field (dotted for nested objects); a
+skill's outputFields (seed 001) as one row per field."""
 
 from __future__ import annotations
 
 from typing import Any
+
+from schemas_app.fields import Field
 
 # A table is for reading: deep or wide schemas are cut, and the cut is said.
 MAX_DEPTH = 3
@@ -66,3 +69,19 @@ def rows(schema: Any) -> tuple[list[dict[str, Any]], bool]:
 
     walk(schema, "", 0)
     return out, cut
+
+
+def field_rows(fields: list[Field]) -> list[dict[str, Any]]:
+    """(field, kind, media types, description, required) of each outputField; a field is
+    required unless it says ``optional``."""
+    return [
+        {
+            "field": item.name,
+            "kind": item.kind,
+            "media_types": ", ".join(item.mime_types),
+            "schema": type_of(item.schema) if item.schema is not None else "",
+            "description": item.description,
+            "required": not item.optional,
+        }
+        for item in fields
+    ]

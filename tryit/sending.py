@@ -19,9 +19,11 @@ from cards.models import Agent
 from live import wire
 from live.interfaces import HTTP_JSON, JSONRPC, requires_auth
 from live.message_checks import send_message
+from registry.errors import ProblemError
 from registry.mediatypes import MediaTypeError, parse_media_type
 from schemas_app.payloads import DeclaredSchemas, check_payload
-from tryit.blocks import interface_of, structured_inputs
+from schemas_app.skill_inputs import skill_input
+from tryit.blocks import interface_of
 
 CHECK_ID = "TRY-IT"
 # What an answer shows of a data part or a text part.
@@ -92,17 +94,20 @@ def _artifacts(task: dict[str, Any], declared: DeclaredSchemas) -> list[dict[str
 
 
 def try_send(*, agent: Agent, skill_id: str, payload: Any) -> dict[str, Any]:
-    """Send ``payload`` to the agent's skill as a data part; what came back, judged."""
-    skill = agent.skills.filter(skill_id=skill_id).first()
-    structured = structured_inputs(skill) if skill is not None else []
-    if not structured:
-        raise Refusal(404, "no-such-skill", f"No skill {skill_id!r} with a schema'd input.")
-    media_type, name = structured[0]
+    """Send ``payload`` to the agent's skill as a data part; what came back, judged. The
+    skill's schema'd input mode names the part's media type and the schema it is checked
+    against; a skill with inputFields instead gets plain ``application/json``, checked against
+    the schema its fields compose to (schemas_app.skill_inputs)."""
+    snapshot = agent.latest_snapshot  # loaded once: the skill's fields are read from it too
+    try:
+        found = skill_input(agent, skill_id)
+    except ProblemError as problem:
+        raise Refusal(problem.status, problem.slug, problem.detail, problem.errors) from None
+    media_type = found.media_type
     declared = DeclaredSchemas.of(agent)
-    checked = check_payload(name, payload, declared)
+    checked = found.check(payload, declared)
     if checked.get("valid") is False:
         raise Refusal(422, "invalid-payload", checked["detail"], checked.get("errors"))
-    snapshot = agent.latest_snapshot
     card = snapshot.card if snapshot is not None and isinstance(snapshot.card, dict) else {}
     if card and requires_auth(card):
         raise Refusal(

@@ -25,7 +25,7 @@ from rest_framework.views import APIView
 
 from cards.api.common import CURSOR, JSON, LIMIT, json_response, viewer_of
 from cards.models import Agent
-from cards.reads import compiled, documents, gate, paging, semantic
+from cards.reads import compiled, documents, door_metrics, gate, paging, semantic
 from cards.reads.gate import Viewer
 from cards.reads.params import Query, invalid
 from cards.reads.search import AgentSearch
@@ -124,8 +124,14 @@ def agent_list(request: Request) -> HttpResponse:
     if since is not None:
         return _changes(request, query, since, limit)
     search = AgentSearch.parse(query)
-    if mode == "semantic" and search.q:
-        return _ranked(request, query, search, limit, min_score)
+    with door_metrics.searched("rest", search.q, ranked=mode == "semantic"):
+        if mode == "semantic" and search.q:
+            return _ranked(request, query, search, limit, min_score)
+        return _listed(request, query, search, limit)
+
+
+def _listed(request: Request, query: Query, search: AgentSearch, limit: int) -> HttpResponse:
+    """The list order (newest first), filtered: a page by keyset cursor."""
     viewer = viewer_of(request)
     after = AGENTS.values(query.one("cursor"))
     columns = ("pk", "summary_doc", "doc_format", *AGENTS.fields)

@@ -9,6 +9,9 @@ scripts from the registry's origin only, nothing inline.
 """
 
 from cards.catalogue.common import FACET_CACHE_KEY, PAGE_SIZE, safe_link
+from cards.catalogue.mine import my_agents
+from cards.catalogue.not_found import no_such_agent_page, page_not_found
+from cards.catalogue.robots import robots_txt
 from cards.catalogue.search import facets, parse_search
 from cards.catalogue.views import agent_page, favicon, home
 
@@ -19,6 +22,10 @@ __all__ = [
     "facets",
     "favicon",
     "home",
+    "my_agents",
+    "no_such_agent_page",
+    "page_not_found",
     "parse_search",
+    "robots_txt",
     "safe_link",
 ]

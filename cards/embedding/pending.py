@@ -54,6 +54,29 @@ def _redis() -> Any | None:
     return redis.Redis.from_url(settings.REDIS_URL, socket_timeout=5, socket_connect_timeout=2)
 
 
+_reader: Any = None  # the backlog's client (scrapes), made once per process
+
+
+def backlog() -> tuple[int, float | None] | None:
+    """How many agents wait in the set, and when the oldest was marked (Unix time; None when
+    none waits): one round trip. None without Redis, where nothing waits here (each crawl's
+    agents are embedded by a task of their own)."""
+    global _reader
+    if not settings.REDIS_URL or settings.REGISTRY_EMBEDDINGS == "off":
+        return None
+    if _reader is None:
+        import redis
+
+        _reader = redis.Redis.from_url(
+            settings.REDIS_URL, socket_timeout=2, socket_connect_timeout=2
+        )
+    pipe = _reader.pipeline(transaction=False)
+    pipe.zcard(KEY)
+    pipe.zrange(KEY, 0, 0, withscores=True)
+    count, first = pipe.execute()
+    return int(count), (float(first[0][1]) if first else None)
+
+
 def embed_after_commit(agent_ids: list[str]) -> None:
     """Have these agents embedded once the current transaction commits (their text is then
     readable); nothing when embeddings are off."""

@@ -45,6 +45,7 @@ from cards.embedding import hubs
 from cards.embedding.model import DIM, NAME, load_runtime_first
 from cards.embedding.store import stored_rows
 from cards.models import AgentEmbedding, VectorSnapshotPart
+from registry import metrics
 
 logger = logging.getLogger(__name__)
 
@@ -163,6 +164,13 @@ class _Snapshot:
         if high == low:
             return first
         return np.vstack([first, _float32_rows(self.skills[low:high])])
+
+
+def built_at(name: str) -> float:
+    """When the snapshot ``name`` was built (Unix time), from its name (``s<mark>-<pid>-<ms>``,
+    :func:`save_snapshot`); 0.0 for a name of another form."""
+    tail = name.rsplit("-", 1)[-1]
+    return int(tail) / 1000 if tail.isdigit() and "-" in name else 0.0
 
 
 def _current_name() -> str | None:
@@ -288,6 +296,8 @@ class VectorIndex:
     def _open(self, name: str | None) -> None:
         snapshot = _Snapshot.open(name) if name else None
         self.snapshot = snapshot or _Snapshot()
+        # The node's snapshot age (registry/metrics.py): 0 while this process serves none.
+        metrics.VECTOR_SNAPSHOT_BUILT.set(built_at(snapshot.name) if snapshot else 0.0)
         self.delta = {}
         self.marks = deque([(float("-inf"), self.snapshot.floor)])
         self.loaded = True

@@ -3,8 +3,11 @@
 Every public read starts here. The rule (docs/api.md, "Visibility"):
 
 - deleted agents are never shown;
-- anonymous readers and other accounts see approved and featured agents;
-- a signed-in owner also sees their own agents in any moderation state;
+- anonymous readers and other accounts see approved and featured agents that have a card (a
+  document was fetched and stored at least once): an agent never fetched, or whose every fetch
+  failed (the README's ``https://agent.example.com``), has nothing a searcher can use, so it
+  stays out of every public list and page until its first card (issue 39);
+- a signed-in owner also sees their own agents in any moderation state, with or without a card;
 - staff see every agent that is not deleted;
 - agents whose card has been gone (404/410) for a week are left out of searches unless the
   reader asks for ``health=gone``; they stay reachable by id.
@@ -54,12 +57,15 @@ class Viewer:
 
 ANONYMOUS = Viewer()
 
+# What everyone may see: a public moderation state and a card (a stored snapshot).
+LISTED = Q(moderation__in=Agent.PUBLIC_STATES, latest_snapshot__isnull=False)
+
 
 def condition(viewer: Viewer = ANONYMOUS) -> Q:
     """The rule itself, as a condition on agent rows."""
     allowed = Q(deleted_at__isnull=True)
     if not viewer.staff:
-        public = Q(moderation__in=Agent.PUBLIC_STATES)
+        public = LISTED
         if viewer.user_id is not None:
             public |= Q(submitted_by_id=viewer.user_id)
         allowed &= public

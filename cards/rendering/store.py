@@ -258,9 +258,11 @@ def _store_many(agents: list[Agent], uptimes_known: dict[Any, Uptime] | None = N
         )
         agent.doc_format = DOC_FORMAT
         # Sticky: change feeds tell readers other than the owner about a removal only if the
-        # agent was once public (cards.reads.gate.changes).
+        # agent was once public (cards.reads.gate.changes): approved and with a card (gate.LISTED).
         agent.ever_public = agent.ever_public or (
-            agent.deleted_at is None and agent.moderation in Agent.PUBLIC_STATES
+            agent.deleted_at is None
+            and agent.moderation in Agent.PUBLIC_STATES
+            and agent.latest_snapshot_id is not None
         )
         entry_tags = ard_entry.get("tags") or []
         agent.tags = sorted(

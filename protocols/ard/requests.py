@@ -8,7 +8,7 @@ from typing import Any
 from django.http import HttpRequest
 
 from protocols.ard.errors import ArdError, invalid
-from registry.parsers import unpaired_surrogate
+from registry.undecodable import body_fault, unpaired_surrogate
 
 MAX_BODY = 64 * 1024
 MAX_TEXT = 1000
@@ -20,10 +20,17 @@ def body(request: HttpRequest) -> dict[str, Any]:
     length = request.META.get("CONTENT_LENGTH") or "0"
     if not length.isdigit() or int(length) > MAX_BODY:
         raise ArdError(413, f"the request body is larger than {MAX_BODY} bytes")
+    raw = request.body
+    fault = body_fault(raw)
+    if fault is not None:
+        raise invalid(fault.sentence(), field=_field(fault.pointer))
     try:
-        data = json.loads(request.body or b"null")
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise invalid(f"the request body is not valid JSON ({exc})") from None
+        data = json.loads(raw.decode("utf-8") or "null")
+    except json.JSONDecodeError as exc:
+        # Where, in our words: the parser's own message is Python's, not the API's.
+        raise invalid(
+            f"the request body is not valid JSON (line {exc.lineno}, column {exc.colno})"
+        ) from None
     except RecursionError:
         raise invalid("the request body is nested too deeply") from None
     if not isinstance(data, dict):
@@ -35,6 +42,14 @@ def body(request: HttpRequest) -> dict[str, Any]:
             "it is not Unicode text"
         )
     return data
+
+
+def _field(pointer: str | None) -> str | None:
+    """A JSON pointer as ARD's dotted ``details.field`` (``/query/text`` -> ``query.text``)."""
+    if not pointer:
+        return None
+    steps = pointer.lstrip("/").split("/")
+    return ".".join(step.replace("~1", "/").replace("~0", "~") for step in steps)
 
 
 def only(data: dict[str, Any], allowed: set[str], where: str) -> None:
@@ -56,11 +71,17 @@ def integer(data: dict[str, Any], name: str, *, default: int, low: int, high: in
 
 
 def text(query: dict[str, Any], *, required: bool) -> str:
+    """``query.text`` with its spaces folded; "" when it is blank. ``required``: the member must
+    be there (search, ARD 5.3.2); a blank text asks for no narrowing, so every entry matches
+    (docs/ard.md, "An empty query")."""
     value = query.get("text")
     if value is None and not required:
         return ""
-    if not isinstance(value, str) or not value.strip():
-        raise invalid("query.text is required: a non-empty string", field="query.text")
+    if not isinstance(value, str):
+        raise invalid(
+            "query.text is required (ARD 5.3.2): a string; an empty one lists every entry",
+            field="query.text",
+        )
     if len(value) > MAX_TEXT:
         raise invalid(f"query.text is longer than {MAX_TEXT} characters", field="query.text")
     if "\x00" in value:

@@ -17,12 +17,13 @@ from django.views.decorators.csrf import csrf_exempt
 
 from cards.ard import identifiers
 from cards.models import Agent
-from cards.reads import gate, paging, params, semantic
+from cards.reads import door_metrics, gate, paging, params, semantic
 from cards.reads.documents import base_of
 from protocols.ard import entries, facets, federation, filters, listing, requests
 from protocols.ard.errors import ArdError, invalid
 from registry.compiled import Rows, UUIDArray, among
-from registry.errors import ProblemError, path_problem, query_string_problem
+from registry.errors import ProblemError, path_problem
+from registry.undecodable import query_fault
 
 log = logging.getLogger(__name__)
 View = Callable[..., HttpResponse]
@@ -36,8 +37,10 @@ def ard_view(*methods: str) -> Callable[[View], View]:
         @functools.wraps(view)
         def handle(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
             try:
-                reason = query_string_problem(request.META.get("QUERY_STRING", ""))
-                reason = reason or path_problem(request.path_info)
+                fault = query_fault(request.META.get("QUERY_STRING", ""))
+                if fault is not None:
+                    raise invalid(fault.sentence(), field=fault.name)
+                reason = path_problem(request.path_info)
                 if reason is not None:
                     raise invalid(reason.rstrip("."))
                 if request.method not in methods:
@@ -122,9 +125,13 @@ def search(request: HttpRequest) -> HttpResponse:
     scope = "ard-search:" + _fingerprint(text, terms)
     offset = _token(scope, data.get("pageToken"), paging.cursor_offset) or 0
     viewer = gate.Viewer.of(request.user)
-    ranked = semantic.rank(text, _matched(viewer, terms), limit=size + 1, offset=offset)
-    page = ranked[:size]
-    found = _projections(request, [pk for pk, _ in page])
+    with door_metrics.searched("ard", text):
+        if text:
+            ranked = semantic.rank(text, _matched(viewer, terms), limit=size + 1, offset=offset)
+        else:
+            ranked = _everything(_matched(viewer, terms), limit=size + 1, offset=offset)
+        page = ranked[:size]
+        found = _projections(request, [pk for pk, _ in page])
     results = []
     for match in page:
         if match.id in found:
@@ -132,7 +139,7 @@ def search(request: HttpRequest) -> HttpResponse:
             item.update(match.why())  # score, confident, matched_skill
             results.append(item)
     body: dict[str, Any] = {"results": results}
-    if mode == "auto" and offset == 0 and federation.peers():
+    if mode == "auto" and offset == 0 and text and federation.peers():
         asked = {"query": {"text": text, "filter": terms} if terms else {"text": text}}
         body["results"] = federation.merge(
             results, federation.ask_peers({**asked, "pageSize": size})
@@ -142,6 +149,13 @@ def search(request: HttpRequest) -> HttpResponse:
     if len(ranked) > size:
         body["pageToken"] = paging.offset_cursor(scope, offset + size)
     return JsonResponse(body)
+
+
+def _everything(agents: QuerySet[Agent], *, limit: int, offset: int) -> list[semantic.Match]:
+    """An empty text narrows nothing: every matching entry, in the list's order (identifier),
+    each a full match (score 100), as a filter-only agentQuery answers (protocols/agent_query)."""
+    ids = listing.ordered(agents, "ard_identifier", False).values_list("pk", flat=True)
+    return [semantic.Match(pk, 100) for pk in ids[offset : offset + limit]]
 
 
 @ard_view("POST")

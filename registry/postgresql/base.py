@@ -24,6 +24,10 @@ run again; inside one it fails that transaction, whose rollback makes psycopg dr
 next transaction prepares it again (a crawl's locked read always runs in one). A connection
 pooler in transaction mode (PgBouncer before 1.21) does not keep a client's statements: set
 ``REGISTRY_DB_PREPARED=false`` behind one.
+
+**Metrics.** The wrapper is django-prometheus's PostgreSQL one (connections, queries, their
+duration and errors, by alias), and the prepared cursor is counted the same way
+(docs/operations.md).
 """
 
 from __future__ import annotations
@@ -35,6 +39,8 @@ import psycopg
 from django.db.backends.postgresql import base, operations
 from django.db.backends.postgresql.psycopg_any import register_tzloader
 from django.db.backends.utils import CursorWrapper
+from django_prometheus.db.backends.postgresql import base as counted
+from django_prometheus.db.common import ExportingCursorWrapper
 from psycopg import errors, pq
 
 _READABLE = select.POLLIN | select.POLLPRI | select.POLLERR | select.POLLHUP
@@ -89,8 +95,15 @@ class DatabaseOperations(operations.DatabaseOperations):
         return cast("str | None", super().last_executed_query(cursor, sql, params))
 
 
-class DatabaseWrapper(base.DatabaseWrapper):
+class DatabaseWrapper(counted.DatabaseWrapper):
     ops_class = DatabaseOperations
+    _prepared_class: type[PreparedCursor] | None = None
+
+    def _counted_prepared_cursor(self) -> type[PreparedCursor]:
+        """:class:`PreparedCursor`, its queries counted like every other cursor's."""
+        if self._prepared_class is None:
+            self._prepared_class = ExportingCursorWrapper(PreparedCursor, self.alias, self.vendor)
+        return self._prepared_class
 
     def prepared_cursor(self) -> CursorWrapper:
         """A cursor whose statements are prepared on their first run on this connection (the
@@ -100,7 +113,7 @@ class DatabaseWrapper(base.DatabaseWrapper):
         self.close_if_health_check_failed()
         self.ensure_connection()
         with self.wrap_database_errors:
-            cursor = PreparedCursor(self.connection)
+            cursor = self._counted_prepared_cursor()(self.connection)
             # As Django's create_cursor: the time zone, where the connection's differs.
             loader = self.connection.adapters.get_loader(base.TIMESTAMPTZ_OID, pq.Format.TEXT)
             if self.timezone != loader.timezone:

@@ -25,6 +25,7 @@ from schemas_app.api.common import (
 )
 from schemas_app.matching import match_payload
 from schemas_app.payloads import DeclaredSchemas, check_message, check_payload
+from schemas_app.skill_inputs import skill_input
 
 
 class SchemaMatchView(APIView):
@@ -98,21 +99,36 @@ class CheckMessageView(APIView):
 
 
 class ValidatePayloadView(APIView):
-    """Seed 003: ``{"schema": name, "payload": ...}`` against one of the agent's schemas."""
+    """Seed 003: ``{"schema": name, "payload": ...}`` against one of the agent's schemas, or
+    ``{"skill": id, "payload": ...}`` against that skill's input (its schema'd input mode, else
+    the schema composed from its inputFields: schemas_app.skill_inputs)."""
 
     permission_classes: list[Any] = []
 
     @extend_schema(
         request=OpenApiTypes.OBJECT,
-        extensions=openapi.body(openapi.VALIDATE_PAYLOAD, anonymous=True),
+        extensions={
+            **openapi.body(openapi.VALIDATE_PAYLOAD, anonymous=True),
+            **openapi.problems(
+                {
+                    "404": "No such agent (or one this reader may not see), or no such skill.",
+                    "422": "The skill declares no structured input, or validating used the "
+                    "request's schema budget.",
+                }
+            ),
+        },
         responses={200: OpenApiTypes.OBJECT},
     )
     def post(self, request: Request, pk: Any) -> Response:
         body = _body(request)
-        only_members(body, {"schema", "payload"})
+        only_members(body, {"schema", "skill", "payload"})
         errors = []
-        if not isinstance(body.get("schema"), str) or not body["schema"]:
-            errors.append({"pointer": "/schema", "message": "a schema name (string) is required"})
+        named = "skill" if "skill" in body and "schema" not in body else "schema"
+        if "skill" in body and "schema" in body:
+            errors.append({"pointer": "/skill", "message": "give a schema or a skill, not both"})
+        elif not isinstance(body.get(named), str) or not body[named]:
+            what = "a skill id" if named == "skill" else "a schema name"
+            errors.append({"pointer": f"/{named}", "message": f"{what} (string) is required"})
         if "payload" not in body:
             errors.append({"pointer": "/payload", "message": "required (any JSON value)"})
         if errors:
@@ -120,11 +136,16 @@ class ValidatePayloadView(APIView):
                 status=400,
                 slug="invalid-request",
                 title="Invalid request",
-                detail="The body needs a schema name and a payload.",
+                detail="The body needs a schema name or a skill id (one of the two) and a payload.",
                 errors=errors,
             )
         agent = _agent_with_card(request, pk)
-        data = check_payload(body["schema"], body["payload"], DeclaredSchemas.of(agent))
+        if named == "skill":
+            found = skill_input(agent, body["skill"])
+            data = found.check(body["payload"])
+            data["skill"] = {"id": found.skill.skill_id, "name": found.skill.name}
+        else:
+            data = check_payload(body["schema"], body["payload"], DeclaredSchemas.of(agent))
         if data.get("schema"):
             data["schema"]["link"] = _document_link(request, data["schema"]["sha256"])
         data["agent"] = _agent_ref(request, agent)

@@ -34,12 +34,14 @@ def test_a_document_that_is_not_json_is_served_as_octet_stream(client_anon: APIC
 
 
 def test_the_card_of_an_agent_never_fetched_is_a_problem(
-    client_auth: APIClient, client_anon: APIClient
+    client_auth: APIClient, client_anon: APIClient, user: Any
 ) -> None:
-    agent = Agent.objects.create(url="https://never.example.com")
-    response = client_anon.get(f"/api/v1/agents/{agent.pk}/card")
+    agent = Agent.objects.create(url="https://never.example.com", submitted_by=user)
+    response = client_auth.get(f"/api/v1/agents/{agent.pk}/card")
     assert response.status_code == 409
     assert response.json()["type"] == "/problems/no-card"
+    # Everyone else does not see an agent without a card at all (cards.reads.gate, issue 39).
+    assert client_anon.get(f"/api/v1/agents/{agent.pk}/card").status_code == 404
 
 
 def test_recrawl_needs_a_token_and_queues_a_crawl(

@@ -17,7 +17,7 @@ from django.db import connection
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
-from cards.models import Agent, FacetCount, Mode
+from cards.models import Agent, FacetCount, Mode, Snapshot
 from cards.rendering.store import DOC_FORMAT
 
 pytestmark = pytest.mark.django_db
@@ -46,6 +46,16 @@ def many(db: None) -> None:
         agent.summary_doc = json.dumps({"id": str(agent.pk), "name": agent.name})
         agents.append(agent)
     Agent.objects.bulk_create(agents, batch_size=1000)
+    # Each has a card: an agent without one is its owner's only (cards.reads.gate).
+    Snapshot.objects.bulk_create(
+        [
+            Snapshot(
+                agent=a, sha256=f"{i:064x}", raw=b"{}", data={}, fetched_at="2026-01-01T00:00Z"
+            )
+            for i, a in enumerate(agents)
+        ],
+        batch_size=1000,
+    )
     Mode.objects.bulk_create(
         [
             Mode(
@@ -64,6 +74,10 @@ def many(db: None) -> None:
         FacetCount(kind="tag", key=f"tag-{i:05d}", agents=1 + i % 5, extra=1) for i in range(N)
     )
     with connection.cursor() as cursor:
+        cursor.execute(
+            "UPDATE cards_agent SET latest_snapshot_id = s.id FROM cards_snapshot s"
+            " WHERE s.agent_id = cards_agent.id"
+        )
         cursor.execute(
             "UPDATE cards_agent SET "
             "created_at = timestamptz '2026-01-01' + abs(hashtext(url)) % 5000000 * interval '1s', "

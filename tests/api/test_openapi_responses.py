@@ -145,8 +145,11 @@ def test_list_rows_and_the_detail_give_each_shared_field_one_shape(db: None) -> 
         assert row["moderation"]["reason"] is None and detail["moderation"]["reason"] is None
         assert detail["crawl"]["last_error"] is None
 
-    # A row never fetched: nothing checked, so null in both, never "".
-    never = Agent.objects.create(url="https://never.example.com/card.json")
+    # A row never fetched: nothing checked, so null in both, never "". Only its owner sees it
+    # before its first card (cards.reads.gate).
+    never = Agent.objects.create(
+        url="https://never.example.com/card.json", submitted_by=accounts["someone-else"][0]
+    )
     from cards.rendering.store import agent_changed
 
     agent_changed(never.pk)

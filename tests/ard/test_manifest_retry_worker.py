@@ -1,6 +1,7 @@
-"""Manifest discovery retried by a real Celery worker (issue 18, section 1): a transient failure
-at ``ard.json`` is retried with backoff and changes nothing meanwhile; the last try goes on to
-the card paths. Submissions through the v1 API with a real account's token."""
+"""Manifest discovery through a real Celery worker (issue 18 section 1, issue 39 item 11): a
+transient failure at ``ard.json`` does not keep the card paths from being read in the same crawl,
+and a later crawl finds the manifest. Submissions through the v1 API with a real account's
+token."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import pytest
 from rest_framework.test import APIClient
 
 from cards.models import Agent
+from cards.services import enqueue_crawl
 from tests.ard.conftest import card
 from tests.support import CardServer, Reply
 from tests.workers import wait_for
@@ -30,7 +32,7 @@ def _submit(token: str, url: str) -> str:
 
 
 @pytest.mark.celery_worker
-def test_a_manifest_behind_a_503_is_found_on_the_retry(
+def test_a_manifest_behind_a_503_is_found_on_a_later_crawl(
     celery_worker: subprocess.Popen[bytes],
     token: str,
     user: Any,
@@ -55,15 +57,22 @@ def test_a_manifest_behind_a_503_is_found_on_the_retry(
     card_server.routes[ARD] = lambda handler: next(answers, Reply(body=manifest))
     card_server.serve(CARD, card("Origin", "d", []))
     origin_id = _submit(token, card_server.origin)
+    # The first crawl reads the origin's card at once: the agent is never left nameless.
+    assert wait_for(lambda: Agent.objects.get(pk=origin_id).status != "pending", timeout=60)
+    origin = Agent.objects.get(pk=origin_id)
+    assert origin.status == "ok" and origin.name == "Origin" and origin.shape != "ard-manifest"
+    assert card_server.hits(ARD) == 1 and card_server.hits(CARD) == 1
+    # The later crawl (brought forward; queued here) finds the manifest.
+    enqueue_crawl(origin_id)
     assert wait_for(
         lambda: Agent.objects.filter(ard_identifier="urn:air:127.0.0.1:a2a:alpha", status="ok")
         .exists(),
         timeout=60,
-    ), "the worker did not retry the crawl"  # fmt: skip
+    ), "the later crawl did not find the manifest"  # fmt: skip
     origin = Agent.objects.get(pk=origin_id)
     assert origin.shape == "ard-manifest" and origin.status == "ok"
     assert Agent.objects.get(ard_identifier="urn:air:127.0.0.1:a2a:alpha").submitted_by == user
-    assert card_server.hits(ARD) == 2 and card_server.hits(CARD) == 0
+    assert card_server.hits(ARD) == 2
 
 
 @pytest.mark.celery_worker
@@ -83,4 +92,4 @@ def test_an_ard_json_that_always_fails_still_lets_the_card_be_read(
     agent = Agent.objects.get(pk=agent_id)
     assert agent.status == "ok" and agent.name == "Steady" and agent.shape != "ard-manifest"
     assert agent.moderation == Agent.Moderation.APPROVED
-    assert card_server.hits(ARD) == 2  # the first try and its one retry
+    assert card_server.hits(ARD) == 1 and card_server.hits(CARD) == 1  # one crawl, no retry

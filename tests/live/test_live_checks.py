@@ -20,6 +20,7 @@ from cards.models import Agent
 from live import runner, wire
 from live.exchange import CHECK_HEADER
 from live.tasks import sweep
+from tests.factories import agent_from_card, minimal_card
 from tests.live.agents import (
     CARD_HOST_ONLY,
     LiveAgent,
@@ -360,7 +361,9 @@ def test_the_list_carries_and_filters_the_outcome(
         good_row, bad_row = ingest(good, alice[0]), ingest(bad, alice[0])
         run(good_row)
         run(bad_row)
-    never = Agent.objects.create(url="https://never.example/card.json")
+    # A public agent with a card that was never checked (an agent without a card is not
+    # public at all: cards.reads.gate).
+    never = agent_from_card(minimal_card(name="Never checked"), url="https://never.example/c.json")
     client = APIClient()
 
     def ids(**query: Any) -> set[str]:

@@ -410,7 +410,15 @@ def test_bad_check_message_requests(api: APIClient, fighter: Agent) -> None:
     problem(post(api, f"/api/v1/agents/{fighter.pk}/check-message", {"parts": "x"}), 400)
     missing = "00000000-0000-0000-0000-000000000000"
     problem(post(api, f"/api/v1/agents/{missing}/check-message", SEED_MESSAGE), 404)
-    pending = Agent.objects.create(url="https://pending.example.com/card.json")
+    # An agent without a card is its owner's only (cards.reads.gate): a 404 to anyone else,
+    # and to its owner a 409 saying there is no card to check against yet.
+    from django.contrib.auth import get_user_model
+    from rest_framework.authtoken.models import Token
+
+    owner = get_user_model().objects.create_user(username="owner")
+    pending = Agent.objects.create(url="https://pending.example.com/card.json", submitted_by=owner)
+    problem(post(api, f"/api/v1/agents/{pending.pk}/check-message", SEED_MESSAGE), 404)
+    api.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=owner).key}")
     assert problem(post(api, f"/api/v1/agents/{pending.pk}/check-message", SEED_MESSAGE), 409)[
         "type"
     ].endswith("no-card")

@@ -199,6 +199,7 @@ print(sorted(m for m in sys.modules if m.split(".")[0] in BANNED))
     assert "(1, 384)" in done.stdout and "[]" in done.stdout, done.stdout
 
 
+@pytest.mark.slow  # PyTorch and the whole corpus: make test-slow
 @needs_model
 @needs_torch
 def test_vectors_match_sentence_transformers_on_the_corpus(fresh_model: Any, settings: Any) -> None:

@@ -245,6 +245,51 @@ def test_a_schema_the_library_refuses_falls_back_to_the_json_editor(
     assert console_errors(browser) == []
 
 
+def test_a_skill_with_input_fields_gets_a_form_that_drives_the_message(
+    browser: Any, live_server: Any
+) -> None:
+    """Seed 001's Book Review skill (two text fields, no schema'd input mode): the form from
+    the composed schema, a plain application/json data part, the validator called with the
+    skill, and a required field left empty shows its error in its own row."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+
+    from tests.tryit.test_fields_page import REVIEW_SKILL
+
+    agent = agent_from_card(minimal_card(name="Book Review Agent", skills=[REVIEW_SKILL]))
+    browser.get(f"{live_server.url}/agents/{agent.pk}")
+    block = until(browser, lambda: browser.find_element(By.CSS_SELECTOR, ".try-block.js-form"))
+    title = block.find_element(By.CSS_SELECTOR, 'input[name="rjf§bookTitle"]')
+    title.send_keys(Keys.CONTROL, "a")
+    title.send_keys("Charlotte's Web")
+    until(
+        browser,
+        lambda: "Charlotte's Web" in block.find_element(By.CSS_SELECTOR, ".try-preview").text,
+    )
+    part = preview(block)["params"]["message"]["parts"][0]
+    assert part["mediaType"] == "application/json"
+    assert part["data"]["bookTitle"] == "Charlotte's Web"
+    until(
+        browser,
+        lambda: (
+            "Valid against the skill's inputFields"
+            in block.find_element(By.CSS_SELECTOR, ".try-status").text
+        ),
+    )
+    author = block.find_element(By.CSS_SELECTOR, 'input[name="rjf§authorName"]')
+    author.send_keys(Keys.CONTROL, "a")
+    author.send_keys(Keys.DELETE)
+    until(
+        browser,
+        lambda: "/payload/authorName" in block.find_element(By.CSS_SELECTOR, ".try-errors").text,
+    )
+    row = author.find_element(By.XPATH, "ancestor::div[contains(@class, 'rjf-form-row')][1]")
+    until(browser, lambda: "shorter than 1 character" in row.text)
+    assert "1 validation error" in block.find_element(By.CSS_SELECTOR, ".try-status").text
+    shoot(block, "try-it-fields.png")
+    assert console_errors(browser) == []
+
+
 @pytest.mark.parametrize("name", ["030-faculty-object-schemas-ext-example.json", "demo"])
 def test_every_card_with_schemas_renders_a_form_without_console_errors(
     browser: Any, live_server: Any, name: str

@@ -148,7 +148,11 @@
   Block.prototype.validate = function (payload) {
     var self = this;
     var seq = ++this.seq;
-    postJSON(this.config.validateUrl, {schema: this.config.schemaName, payload: payload}).then(function (answer) {
+    // A named schema is checked by name; a skill's inputFields by the skill (the registry
+    // composes their schema).
+    var body = this.config.schemaName ? {schema: this.config.schemaName, payload: payload}
+      : {skill: this.config.skill, payload: payload};
+    postJSON(this.config.validateUrl, body).then(function (answer) {
       if (seq !== self.seq) { return; } // a later edit was sent meanwhile
       var json = answer.json || {};
       self.show(json.errors || [], json.valid, json.detail);
@@ -168,7 +172,8 @@
       this.errors.appendChild(li);
     }, this);
     this.status.className = 'try-status small ' + (valid ? 'valid' : 'invalid');
-    this.status.textContent = valid ? 'Valid against ' + this.config.schemaName + '.' : (detail || 'Not valid.');
+    var against = this.config.schemaName || "the skill's inputFields";
+    this.status.textContent = valid ? 'Valid against ' + against + '.' : (detail || 'Not valid.');
     if (this.form) { this.form.update({errorMap: errorMap}); }
   };
 

@@ -1,0 +1,191 @@
+"""REGISTRY_LOG_FORMAT (issue 38): one JSON object a line for a log pipeline, or text for people;
+each line with its request id, task and agent where known. Django configures logging from the
+setting in a process of its own here, as a server or a worker does at start."""
+
+from __future__ import annotations
+
+import io
+import json
+import logging
+import os
+import subprocess
+import sys
+from typing import Any
+
+import pytest
+from celery.app.log import TaskFormatter
+from celery.utils.log import ColorFormatter
+
+from registry.logs import context, task_signals
+from tests.workers import ROOT
+
+SCRIPT = """
+import logging, django
+django.setup()
+from registry.logs import context
+log = logging.getLogger("registry.demo")
+log.info("starting")
+with context.bound(request="req-1", task="cards.crawl_agent", agent="agent-9"):
+    log.warning("two\\nlines, \\"quoted\\", caf\\u00e9 %s", "and args", extra={"attempt": 2})
+    try:
+        {}["missing"]
+    except KeyError:
+        log.exception("it failed")
+logging.getLogger("uvicorn.access").info('%s - "GET / HTTP/1.1" %d', "127.0.0.1:1", 200)
+"""
+
+
+def _run(log_format: str) -> subprocess.CompletedProcess[str]:
+    env = {
+        key: value
+        for key, value in os.environ.items()
+        if key not in ("DATABASE_URL", "REDIS_URL", "CELERY_BROKER_URL")
+    }
+    env.update(
+        DJANGO_SETTINGS_MODULE="registry.settings",
+        DJANGO_SECRET_KEY="test-only-secret",
+        REGISTRY_LOG_FORMAT=log_format,
+        PYTHONWARNINGS="ignore",
+        PYTHONIOENCODING="utf-8",
+    )
+    return subprocess.run(
+        [sys.executable, "-c", SCRIPT],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        encoding="utf-8",
+        timeout=120,
+    )
+
+
+def test_json_is_one_object_a_line_with_the_context_and_the_exception() -> None:
+    done = _run("json")
+
+    assert done.returncode == 0, done.stderr
+    lines = [json.loads(line) for line in done.stderr.splitlines()]  # every line parses
+    starting, warning, failed, access = lines
+    assert list(starting)[:7] == [
+        "time",
+        "level",
+        "logger",
+        "message",
+        "request_id",
+        "task_name",
+        "agent_id",
+    ]
+    assert starting["time"].endswith("+00:00") and "T" in starting["time"]
+    assert starting["level"] == "INFO" and starting["logger"] == "registry.demo"
+    assert starting["message"] == "starting"
+    assert (starting["request_id"], starting["task_name"], starting["agent_id"]) == (None,) * 3
+    assert "exception" not in starting and "request_tag" not in starting
+    assert warning["message"] == 'two\nlines, "quoted", caf\u00e9 and args'
+    assert (warning["request_id"], warning["task_name"], warning["agent_id"]) == (
+        "req-1",
+        "cards.crawl_agent",
+        "agent-9",
+    )
+    assert warning["attempt"] == 2  # extra= is data too
+    assert failed["level"] == "ERROR" and failed["request_id"] == "req-1"
+    assert failed["exception"].startswith("Traceback (most recent call last):")
+    assert "KeyError: 'missing'" in failed["exception"]
+    # The web server's own lines go through the same handler.
+    assert access["logger"] == "uvicorn.access" and access["message"].endswith('" 200')
+
+
+def test_text_is_the_message_after_the_request_id_when_there_is_one() -> None:
+    done = _run("text")
+
+    assert done.returncode == 0, done.stderr
+    lines = done.stderr.splitlines()
+    assert lines[0] == "starting"
+    assert lines[1] == "[req-1] two"  # the message as it is, newline included
+    assert lines[2] == 'lines, "quoted", caf\u00e9 and args'
+    assert lines[3] == "[req-1] it failed"
+    assert lines[4] == "Traceback (most recent call last):"
+    assert not any(line.startswith("{") for line in lines)
+
+
+def test_an_unknown_format_stops_the_process_with_the_settings_name() -> None:
+    done = _run("yaml")
+
+    assert done.returncode != 0
+    assert "REGISTRY_LOG_FORMAT must be text or json (got 'yaml')" in done.stderr
+
+
+# --- Celery's handlers (worker and beat) -------------------------------------------------------
+
+
+def _celery_handler(formatter: logging.Formatter) -> tuple[logging.Logger, io.StringIO]:
+    """A logger with a handler as Celery's worker makes one, given to the receiver Celery calls
+    once it has made it (``after_setup_logger``)."""
+    stream = io.StringIO()
+    handler = logging.StreamHandler(stream)
+    handler.setFormatter(formatter)
+    log = logging.Logger("tests.celery_handlers", logging.INFO)
+    log.addHandler(handler)
+    task_signals._format_handlers(logger=log)
+    return log, stream
+
+
+def test_celerys_text_format_gets_the_request_id_before_the_message(settings: Any) -> None:
+    settings.REGISTRY_LOG_FORMAT = "text"
+    fmt = "[%(asctime)s: %(levelname)s/%(processName)s] %(message)s"
+    log, stream = _celery_handler(ColorFormatter(fmt, use_color=False))
+
+    log.info("outside")
+    with context.bound(request="beat-1", task="cards.sweep_due"):
+        log.info("inside")
+
+    outside, inside = stream.getvalue().splitlines()
+    assert outside.endswith("/MainProcess] outside")
+    assert inside.endswith("/MainProcess] [beat-1] inside")
+
+
+def test_celerys_task_format_keeps_its_task_name(settings: Any) -> None:
+    settings.REGISTRY_LOG_FORMAT = "text"
+    fmt = "%(levelname)s %(task_name)s[%(task_id)s]: %(message)s"
+    log, stream = _celery_handler(TaskFormatter(fmt, use_color=False))
+
+    with context.bound(request="r-2"):
+        log.warning("queued")
+
+    assert stream.getvalue() == "WARNING ???[???]: [r-2] queued\n"
+
+
+def test_celerys_handlers_write_json_when_the_setting_says_so(settings: Any) -> None:
+    settings.REGISTRY_LOG_FORMAT = "json"
+    log, stream = _celery_handler(ColorFormatter("%(message)s", use_color=True))
+
+    with context.bound(request="w-3", task="cards.crawl_agent", agent="a-3"):
+        log.info("crawled")
+
+    line = json.loads(stream.getvalue())
+    assert line["message"] == "crawled" and line["logger"] == "tests.celery_handlers"
+    assert (line["request_id"], line["task_name"], line["agent_id"]) == (
+        "w-3",
+        "cards.crawl_agent",
+        "a-3",
+    )
+
+
+@pytest.mark.parametrize(
+    ("args", "kwargs", "expected"),
+    [
+        (("a-1",), {}, "a-1"),
+        ((), {"agent_id": "a-2"}, "a-2"),
+        (("a-3", True), {}, "a-3"),
+        ((), {}, None),
+    ],
+)
+def test_the_agent_is_read_from_a_tasks_arguments(
+    args: tuple[Any, ...], kwargs: dict[str, Any], expected: str | None
+) -> None:
+    from live.tasks import check_agent  # (self, agent_id, force=False), bound
+
+    assert task_signals.agent_of(check_agent, args, kwargs) == expected
+
+
+def test_a_batch_task_has_no_one_agent() -> None:
+    from cards.tasks import crawl_agents
+
+    assert task_signals.agent_of(crawl_agents, (["a-1", "a-2"],), {}) is None
