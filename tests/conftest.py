@@ -23,12 +23,11 @@ TESTS = Path(__file__).resolve().parent
 FAULTS = TESTS / "faults"
 
 # Sweeps, slow by nature (minutes, not seconds), marked ``slow``: `make test` leaves them to
-# `make test-slow`, which CI runs too. A single slow test elsewhere takes ``@pytest.mark.slow``.
+# `make test-slow`, which CI runs too. So is every test that drives Chromium (the ``browser``
+# fixture of tests/test_browser.py). A single slow test elsewhere takes ``@pytest.mark.slow``.
 SLOW = {
     TESTS / "test_contract.py",  # schemathesis: every operation, 40 examples each
     TESTS / "test_every_door.py",  # hostile input on every route of a live registry
-    TESTS / "test_browser.py",  # Chromium
-    TESTS / "tryit" / "test_browser.py",  # Chromium
 }
 
 
@@ -45,12 +44,12 @@ def pytest_configure_node(node: Any) -> None:
 def pytest_collection_modifyitems(config: Any, items: list[Any]) -> None:
     """Everything under tests/faults/ is ``disruptive`` (it stops and kills the private
     PostgreSQL and Redis those tests start; `make test-faults`), and runs after everything else.
-    The modules of ``SLOW`` are ``slow`` (`make test-slow`)."""
+    The modules of ``SLOW`` and the tests in a browser are ``slow`` (`make test-slow`)."""
     for item in items:
         path = Path(str(item.path))
         if FAULTS in path.parents:
             item.add_marker(pytest.mark.disruptive)
-        if path in SLOW:
+        if path in SLOW or "browser" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.slow)
     items.sort(key=lambda item: item.get_closest_marker("disruptive") is not None)
 

@@ -15,6 +15,7 @@ import time
 
 import pytest
 
+from tests.factories import minimal_card
 from tests.multihost import api
 from tests.multihost.cluster import SWEEP_SECONDS, Cluster
 from tests.multihost.hosts import eventually
@@ -41,22 +42,11 @@ def _counts(cluster: Cluster) -> dict[str, int]:
 
 
 def _card(name: str) -> dict[str, object]:
-    return {
-        "name": f"Due {name}",
-        "description": "An agent waiting for the sweep.",
-        "supportedInterfaces": [
-            {
-                "url": "https://due.example.com/a2a",
-                "protocolBinding": "JSONRPC",
-                "protocolVersion": "1.0",
-            },
-        ],  # fmt: skip
-        "version": "1.0.0",
-        "capabilities": {"streaming": False},
-        "defaultInputModes": ["text/plain"],
-        "defaultOutputModes": ["text/plain"],
-        "skills": [{"id": "due", "name": "Due", "description": "Is due.", "tags": ["due"]}],
-    }
+    return minimal_card(
+        name=f"Due {name}",
+        description="An agent waiting for the sweep.",
+        skills=[{"id": "due", "name": "Due", "description": "Is due.", "tags": ["due"]}],
+    )
 
 
 def test_a_second_beat_doubles_the_sweeps_but_each_due_agent_is_crawled_once(

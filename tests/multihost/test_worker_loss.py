@@ -18,6 +18,7 @@ import time
 
 import pytest
 
+from tests.factories import minimal_card
 from tests.multihost import api
 from tests.multihost.cluster import Cluster
 from tests.multihost.hosts import eventually
@@ -29,22 +30,11 @@ PORT = 8082  # one origin for all: at most two crawls there at once (REGISTRY_OR
 
 
 def _card(name: str) -> dict[str, object]:
-    return {
-        "name": f"Slow {name}",
-        "description": "A card that takes its time to arrive.",
-        "supportedInterfaces": [
-            {
-                "url": "https://slow.example.com/a2a",
-                "protocolBinding": "JSONRPC",
-                "protocolVersion": "1.0",
-            },
-        ],  # fmt: skip
-        "version": "1.0.0",
-        "capabilities": {"streaming": False},
-        "defaultInputModes": ["text/plain"],
-        "defaultOutputModes": ["text/plain"],
-        "skills": [{"id": "wait", "name": "Wait", "description": "Waits.", "tags": ["slow"]}],
-    }
+    return minimal_card(
+        name=f"Slow {name}",
+        description="A card that takes its time to arrive.",
+        skills=[{"id": "wait", "name": "Wait", "description": "Waits.", "tags": ["slow"]}],
+    )
 
 
 def _fetching(cluster: Cluster, names: list[str], client: str, before: float) -> dict[str, int]:
