@@ -28,6 +28,8 @@ FAULTS = TESTS / "faults"
 SLOW = {
     TESTS / "test_contract.py",  # schemathesis: every operation, 40 examples each
     TESTS / "test_every_door.py",  # hostile input on every route of a live registry
+    TESTS / "api" / "test_deep_pages.py",  # 2,600 agents seeded for each query plan pinned
+    TESTS / "search" / "test_snapshot_distribution.py",  # five processes, each converts the model
 }
 
 
