@@ -52,19 +52,23 @@ def query_fault(raw: str) -> QueryFault | None:
         if not pair:
             continue
         raw_name, _, raw_value = pair.partition(b"=")
-        try:
-            name = unquote_to_bytes(raw_name.replace(b"+", b" ")).decode("utf-8")
-        except UnicodeDecodeError:
-            return QueryFault(None, NOT_UTF8)
-        if "\x00" in name:
-            return QueryFault(None, HAS_NUL)
-        try:
-            value = unquote_to_bytes(raw_value.replace(b"+", b" ")).decode("utf-8")
-        except UnicodeDecodeError:
-            return QueryFault(name, NOT_UTF8)
-        if "\x00" in value:
-            return QueryFault(name, HAS_NUL)
+        name, fault = _form_decoded(raw_name)
+        if fault is not None:
+            return QueryFault(None, fault)
+        _value, fault = _form_decoded(raw_value)
+        if fault is not None:
+            return QueryFault(name, fault)
     return None
+
+
+def _form_decoded(raw: bytes) -> tuple[str, str | None]:
+    """One name or value of a query string, percent- and plus-decoded: (text, None), or ("",
+    the fault) when it is not UTF-8 or holds a NUL."""
+    try:
+        text = unquote_to_bytes(raw.replace(b"+", b" ")).decode("utf-8")
+    except UnicodeDecodeError:
+        return "", NOT_UTF8
+    return (text, HAS_NUL) if "\x00" in text else (text, None)
 
 
 _SURROGATE = re.compile("[\ud800-\udfff]")

@@ -17,7 +17,6 @@ from cards.models import Agent, CrawlAttempt
 from cards.tasks import sweep
 from tests.factories import minimal_card
 from tests.support import CardServer, Reply
-from tests.workers import redis_url
 
 
 def make_agents(n: int, *, due: bool = True, prefix: str = "a") -> list[Agent]:
@@ -223,28 +222,9 @@ def test_old_attempts_are_pruned(db: None) -> None:
     assert CrawlAttempt.objects.count() == 2
 
 
-@pytest.fixture
-def redis_gate(settings: Any) -> Any:
-    import redis
-
-    url = redis_url()  # this xdist worker's database: the fixture flushes it
-    try:
-        redis.Redis.from_url(url, socket_connect_timeout=1).ping()
-    except redis.RedisError:
-        pytest.skip("Redis is not reachable; `make test` starts it")
-    settings.REDIS_URL = url
-    settings.CELERY_TASK_ALWAYS_EAGER = False
-    settings.REGISTRY_ORIGIN_CONCURRENCY = 1
-    settings.REGISTRY_ORIGIN_MIN_GAP_SECONDS = 0
-    politeness._redis.cache_clear()
-    client = politeness._redis()
-    client.flushdb()
-    yield client
-    client.flushdb()
-    politeness._redis.cache_clear()
-
-
-def test_a_busy_origin_makes_its_next_crawl_wait_but_not_other_origins(redis_gate: Any) -> None:
+def test_a_busy_origin_makes_its_next_crawl_wait_but_not_other_origins(
+    politeness_redis: Any,
+) -> None:
     slow, fast = "https://slow.example.com", "https://fast.example.com"
     assert politeness.acquire(slow) == 0
     assert politeness.acquire(slow) > 0  # one in flight at the slow origin already
@@ -253,7 +233,7 @@ def test_a_busy_origin_makes_its_next_crawl_wait_but_not_other_origins(redis_gat
     assert politeness.acquire(slow) == 0
 
 
-def test_a_minimum_gap_between_starts_is_shared(redis_gate: Any, settings: Any) -> None:
+def test_a_minimum_gap_between_starts_is_shared(politeness_redis: Any, settings: Any) -> None:
     settings.REGISTRY_ORIGIN_CONCURRENCY = 5
     settings.REGISTRY_ORIGIN_MIN_GAP_SECONDS = 30
     origin = "https://gap.example.com"

@@ -49,6 +49,27 @@ def worker_env(url: str) -> dict[str, str]:
 
 
 @pytest.fixture
+def politeness_redis(settings: Any) -> Iterator[Any]:
+    """The origin politeness counters (cards/politeness.py) in this xdist worker's own Redis
+    database, emptied before and after; one slot an origin, no gap between crawls."""
+    url = redis_url()
+    if not redis_available(url):
+        pytest.skip("Redis is not reachable; `make test` starts it")
+    from cards import politeness
+
+    settings.REDIS_URL = url
+    settings.CELERY_TASK_ALWAYS_EAGER = False
+    settings.REGISTRY_ORIGIN_CONCURRENCY = 1
+    settings.REGISTRY_ORIGIN_MIN_GAP_SECONDS = 0
+    politeness._redis.cache_clear()
+    client = politeness._redis()
+    client.flushdb()
+    yield client
+    client.flushdb()
+    politeness._redis.cache_clear()
+
+
+@pytest.fixture
 def start_worker(
     transactional_db: None, settings: Any, tmp_path: Path
 ) -> Iterator[Callable[..., subprocess.Popen[bytes]]]:

@@ -11,6 +11,8 @@ from __future__ import annotations
 from django.http import HttpRequest, HttpResponse
 from django.views.decorators.http import require_safe
 
+from cards.catalogue.views import fixed_file
+
 ROBOTS_TXT = """\
 # The catalogue's pages (/ and /agents/<id>) are for people and search engines.
 # The API, the protocol doors (ARD, MCP, A2A) and the admin are for programs and curators:
@@ -32,7 +34,4 @@ Disallow: /my-agents
 
 @require_safe
 def robots_txt(request: HttpRequest) -> HttpResponse:
-    response = HttpResponse(ROBOTS_TXT, content_type="text/plain; charset=utf-8")
-    response["Cache-Control"] = "public, max-age=86400"
-    response["X-Content-Type-Options"] = "nosniff"
-    return response
+    return fixed_file(ROBOTS_TXT, "text/plain; charset=utf-8")

@@ -77,24 +77,30 @@ def until(browser: Any, condition: Callable[[], Any]) -> Any:
     return _wait(browser).until(lambda _driver: condition())
 
 
+def type_into(browser: Any, block: Any, name: str, text: str) -> Any:
+    """Replace what the form's field ``name`` holds with ``text``, and wait for the message
+    preview to show it; the field."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+
+    field = block.find_element(By.CSS_SELECTOR, f'input[name="rjf§{name}"]')
+    field.send_keys(Keys.CONTROL, "a")
+    field.send_keys(text)
+    until(browser, lambda: text in block.find_element(By.CSS_SELECTOR, ".try-preview").text)
+    return field
+
+
 def test_the_oracle_form_drives_the_message_and_an_example_fills_it(
     browser: Any, live_server: Any
 ) -> None:
     from selenium.webdriver.common.by import By
-    from selenium.webdriver.common.keys import Keys
 
     call_command("load_demo", stdout=StringIO())
     oracle = Agent.objects.get(name="Fight Club Oracle")
     browser.get(f"{live_server.url}/agents/{oracle.pk}")
     block = until(browser, lambda: browser.find_element(By.CSS_SELECTOR, ".try-block.js-form"))
-    field_b = block.find_element(By.CSS_SELECTOR, 'input[name="rjf§b"]')
-    field_b.send_keys(Keys.CONTROL, "a")
-    field_b.send_keys("1 horse sized duck")
     # The message follows the form: seed 000's data part, in the v1.0 form the card declares.
-    until(
-        browser,
-        lambda: "1 horse sized duck" in block.find_element(By.CSS_SELECTOR, ".try-preview").text,
-    )
+    type_into(browser, block, "b", "1 horse sized duck")
     message = preview(block)["params"]["message"]
     assert message["role"] == "ROLE_USER"
     assert message["parts"] == [
@@ -259,13 +265,7 @@ def test_a_skill_with_input_fields_gets_a_form_that_drives_the_message(
     agent = agent_from_card(minimal_card(name="Book Review Agent", skills=[REVIEW_SKILL]))
     browser.get(f"{live_server.url}/agents/{agent.pk}")
     block = until(browser, lambda: browser.find_element(By.CSS_SELECTOR, ".try-block.js-form"))
-    title = block.find_element(By.CSS_SELECTOR, 'input[name="rjf§bookTitle"]')
-    title.send_keys(Keys.CONTROL, "a")
-    title.send_keys("Charlotte's Web")
-    until(
-        browser,
-        lambda: "Charlotte's Web" in block.find_element(By.CSS_SELECTOR, ".try-preview").text,
-    )
+    type_into(browser, block, "bookTitle", "Charlotte's Web")
     part = preview(block)["params"]["message"]["parts"][0]
     assert part["mediaType"] == "application/json"
     assert part["data"]["bookTitle"] == "Charlotte's Web"
