@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import io
 import json
+import select
 import sys
 import tempfile
 import time
@@ -48,14 +49,23 @@ def _traced(call: Any) -> tuple[Any, str]:
 
 
 def _terminate(pid: int) -> None:
+    """End the backend ``pid`` from another connection and wait until its end has reached this
+    side: the backend gone from ``pg_stat_activity`` (its FATAL message is flushed before it
+    leaves) and Django's connection's socket readable. On a loaded machine a backend can take a
+    while to act on the signal; a check made before then would (rightly) find the connection
+    usable, which is not what these tests are about."""
     with other_connection() as other:
         other.execute("SELECT pg_terminate_backend(%s)", [pid])
-        deadline = time.monotonic() + 5
-        while time.monotonic() < deadline:
+        deadline = time.monotonic() + 60
+        while True:
             gone = other.execute("SELECT count(*) FROM pg_stat_activity WHERE pid = %s", [pid])
             if gone.fetchone() == (0,):
-                return
+                break
+            assert time.monotonic() < deadline, f"backend {pid} still there after 60 s"
             time.sleep(0.05)
+    poller = select.poll()
+    poller.register(connection.connection.pgconn.socket, select.POLLIN | select.POLLHUP)
+    assert poller.poll(60_000), "the server's end of the connection never reached its socket"
 
 
 def test_the_engine_is_the_registry_backend() -> None:
