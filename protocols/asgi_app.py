@@ -22,6 +22,7 @@ from django.core.exceptions import DisallowedHost
 from django.http import HttpRequest
 
 from registry.limits import asgi_wait, limited
+from registry.logs import context as log_context
 from registry.undecodable import body_fault
 
 Scope = dict[str, Any]
@@ -221,6 +222,41 @@ def guarded(
     return guard
 
 
+def _request_id(scope: Scope) -> str:
+    """The request's id as the middleware takes it for Django's views: the client's
+    ``X-Request-ID`` when it is safe to keep, else a new one."""
+    for name, value in scope.get("headers") or []:
+        if name == b"x-request-id":
+            kept = log_context.accepted_request_id(value.decode("latin-1"))
+            if kept:
+                return kept
+    return log_context.new_request_id()
+
+
+def with_request_id(app: App) -> App:
+    """``app`` with a request id, as Django's views get from registry.logs.middleware (``/mcp``
+    does not pass through Django's middleware): set for every log line the request writes
+    (tool calls run in threads that copy it) and returned in ``X-Request-ID``."""
+
+    async def tagged(scope: Scope, receive: Receive, send: Send) -> None:
+        rid = _request_id(scope)
+        header = (b"x-request-id", rid.encode())
+
+        async def send_tagged(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                kept = [h for h in message.get("headers") or [] if h[0].lower() != header[0]]
+                message = {**message, "headers": [*kept, header]}
+            await send(message)
+
+        token = log_context.request_id.set(rid)
+        try:
+            await app(scope, receive, send_tagged)
+        finally:
+            log_context.request_id.reset(token)
+
+    return tagged
+
+
 def registry_application(
     django_app: App, make_mcp_app: Callable[[], App], methods: frozenset[str]
 ) -> App:
@@ -239,17 +275,21 @@ def registry_application(
         elif scope["type"] == "http" and (
             scope["path"] == MCP_PATH or scope["path"].startswith(MCP_PATH + "/")
         ):
-            if not host_allowed(scope):
-                await json_rpc_error(send, 400, -32600, "Invalid Host header: not allowed")
-                return
-            # The limiter's cache call is blocking: a worker thread of its own, not the thread
-            # Django's sync views share (that one may be busy serving a tool call).
-            wait = await sync_to_async(asgi_wait, thread_sensitive=False)(scope) if limited() else 0
-            if wait:
-                await _too_many(send, wait)
-                return
-            await current[0](scope, receive, send)
+            await mcp(scope, receive, send)
         else:
             await django_app(scope, receive, send)
+
+    @with_request_id
+    async def mcp(scope: Scope, receive: Receive, send: Send) -> None:
+        if not host_allowed(scope):
+            await json_rpc_error(send, 400, -32600, "Invalid Host header: not allowed")
+            return
+        # The limiter's cache call is blocking: a worker thread of its own, not the thread
+        # Django's sync views share (that one may be busy serving a tool call).
+        wait = await sync_to_async(asgi_wait, thread_sensitive=False)(scope) if limited() else 0
+        if wait:
+            await _too_many(send, wait)
+            return
+        await current[0](scope, receive, send)
 
     return application
