@@ -1,7 +1,9 @@
 """Requests per web core for each door: MCP tools, A2A SendMessage, the catalogue's pages, badges
 and attestations, beside the REST fetch by id that the other serving figures use.
 
-The server is the Dockerfile's (granian, ``registry/rsgi.py``, ``--workers 2``); wrk drives it
+The server is the Dockerfile's (granian, ``registry/rsgi.py``, ``--workers 2``), and for the
+doors named "ASGI: " compose's protocols service (gunicorn with 2 uvicorn workers on
+``registry.asgi``, the only one serving ``/mcp``); wrk drives it
 with a Lua script that cycles through the door's requests (distinct agents, distinct needs, so
 nothing is answered from a cache that a real mix would miss). For each door, medians over
 ``--runs``:
@@ -34,7 +36,6 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 import urllib.parse
 import urllib.request
 from pathlib import Path
@@ -50,7 +51,8 @@ from bench._common import (  # noqa: E402
     setup_django,
     wait_quiet,
 )
-from bench.peer_compare import ours_command  # noqa: E402
+from bench.peer_compare import ours_command, stop, wait_up  # noqa: E402
+from bench.read_load import postgres_pids  # noqa: E402
 from bench.semantic_load import needs  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -100,7 +102,7 @@ def door_requests(count: int, seed: int) -> dict[str, list[tuple[str, str, str]]
 
     ids = [
         str(pk)
-        for pk in Agent.objects.filter(card__isnull=False)
+        for pk in Agent.objects.filter(latest_snapshot__isnull=False)
         .order_by("?")
         .values_list("pk", flat=True)[:count]
     ]
@@ -114,30 +116,25 @@ def door_requests(count: int, seed: int) -> dict[str, list[tuple[str, str, str]]
         "REST search by meaning (?q=)": [
             ("GET", f"/api/v1/agents?q={quote(need)}&limit=20", "") for need in words
         ],
-        "MCP get_agent": [("POST", "/mcp", _mcp("get_agent", {"id": i})) for i in ids],
-        "MCP search_agents (text)": [
-            ("POST", "/mcp", _mcp("search_agents", {"text": need})) for need in words
-        ],
         "A2A SendMessage (text)": [("POST", "/a2a", _a2a(need)) for need in words],
         "catalogue home page": [("GET", "/", "")],
         "catalogue agent page": [("GET", f"/agents/{i}", "") for i in ids],
         "catalogue search (?q=)": [("GET", f"/?q={quote(need)}", "") for need in words],
         "badge": [("GET", f"/badges/{i}.svg", "") for i in ids],
         "attestation": [("GET", f"/api/v1/agents/{i}/attestation", "") for i in ids],
+        # The protocols service (compose): the same site under ASGI, with the MCP server.
+        "ASGI: REST GET /api/v1/agents/{id}": [("GET", f"/api/v1/agents/{i}", "") for i in ids],
+        "ASGI: MCP get_agent": [("POST", "/mcp", _mcp("get_agent", {"id": i})) for i in ids],
+        "ASGI: MCP search_agents (text)": [
+            ("POST", "/mcp", _mcp("search_agents", {"text": need})) for need in words
+        ],
     }
-
-
-def _postgres_pids() -> list[int]:
-    found = subprocess.run(
-        ["pgrep", "-u", "postgres"], capture_output=True, text=True, check=False
-    ).stdout.split()
-    return [int(pid) for pid in found]
 
 
 def _wrk(port: int, lines: str, script: str, connections: int, seconds: int) -> dict[str, Any]:
     out = subprocess.run(
-        ["wrk", "-t", "2", "-c", str(connections), "-d", f"{seconds}s", "--latency",
-         "-s", script, f"http://127.0.0.1:{port}", "--", lines],
+        ["wrk", "-t", str(min(2, connections)), "-c", str(connections), "-d", f"{seconds}s",
+         "--latency", "-s", script, f"http://127.0.0.1:{port}", "--", lines],
         capture_output=True, text=True, check=True,
     ).stdout  # fmt: skip
     requests = int(re.search(r"(\d+) requests in", out).group(1))  # type: ignore[union-attr]
@@ -160,7 +157,19 @@ def _wrk(port: int, lines: str, script: str, connections: int, seconds: int) -> 
     }
 
 
-def _start(args: argparse.Namespace, port: int) -> subprocess.Popen[bytes]:
+def _command(asgi: bool, port: int, workers: int) -> list[str]:
+    """The web service's command (the Dockerfile's granian), or the protocols service's
+    (docker-compose.yml: gunicorn with the bounded uvicorn worker, ASGI, /mcp)."""
+    if not asgi:
+        return ours_command("granian", port, workers)
+    return [
+        str(Path(sys.executable).parent / "gunicorn"), "-c", "gunicorn.conf.py",
+        "-k", "registry.asgi_serving.BoundedUvicornWorker",
+        "--bind", f"127.0.0.1:{port}", "registry.asgi:application",
+    ]  # fmt: skip
+
+
+def _start(args: argparse.Namespace, port: int, asgi: bool) -> subprocess.Popen[bytes]:
     env = {
         **os.environ,
         "DATABASE_URL": args.database_url,
@@ -171,23 +180,18 @@ def _start(args: argparse.Namespace, port: int) -> subprocess.Popen[bytes]:
         # One client address sends everything: the per-client limits would answer 429s.
         "REGISTRY_ANON_RATE": "off",
         "REGISTRY_LOG_LEVEL": "WARNING",
+        "GUNICORN_WORKERS": str(args.workers),
+        "REGISTRY_DB_POOL": "true" if asgi else "false",
     }
     process = subprocess.Popen(
-        ours_command("granian", port, args.workers),
+        _command(asgi, port, args.workers),
         cwd=ROOT,
         env=env,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        try:
-            urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=1)
-            return process
-        except OSError:
-            time.sleep(0.2)
-    process.kill()
-    raise SystemExit("granian did not start")
+    wait_up(f"http://127.0.0.1:{port}/healthz", process, "the server")
+    return process
 
 
 def _check(port: int, door: str, method: str, path: str, body: str) -> None:
@@ -205,6 +209,51 @@ def _check(port: int, door: str, method: str, path: str, body: str) -> None:
         text = answer.read().decode()
     if '"error"' in text[:200] or '"isError":true' in text:
         raise SystemExit(f"{door}: the door answered an error: {text[:300]}")
+
+
+def _measure(
+    args: argparse.Namespace,
+    doors: dict[str, list[tuple[str, str, str]]],
+    work: Path,
+    script: Path,
+    asgi: bool,
+) -> list[dict[str, Any]]:
+    rows = []
+    process = _start(args, args.port, asgi)
+    try:
+        servers = [process.pid, *children_of(process.pid)]
+        for door, reqs in doors.items():
+            lines = work / "requests.tsv"
+            lines.write_text("".join(f"{m}\t{p}\t{b}\n" for m, p, b in reqs))
+            _check(args.port, door, *reqs[0])
+            _wrk(args.port, str(lines), str(script), args.connections, 3)  # warm-up
+            runs = []
+            for _ in range(args.runs):
+                wait_quiet()
+                postgres = postgres_pids()
+                server_before, pg_before = cpu_seconds(servers), cpu_seconds(postgres)
+                result = _wrk(args.port, str(lines), str(script), args.connections, args.duration)
+                served = max(result["requests"], 1)
+                result["server_ms"] = (cpu_seconds(servers) - server_before) * 1000 / served
+                result["postgres_ms"] = (cpu_seconds(postgres) - pg_before) * 1000 / served
+                runs.append(result)
+            row: dict[str, Any] = {
+                key: statistics.median(run[key] for run in runs)
+                for key in ("rate", "p50", "p99", "server_ms", "postgres_ms")
+            }
+            row["errors"] = sum(run["errors"] for run in runs)
+            row["door"] = door
+            rows.append(row)
+            print(
+                f"{door}: {row['rate']:.0f} req/s, p50 {row['p50']:.1f} ms, "
+                f"p99 {row['p99']:.1f} ms, server {row['server_ms']:.2f} ms CPU "
+                f"({1000 / row['server_ms']:.0f}/s a core), PostgreSQL "
+                f"{row['postgres_ms']:.2f} ms, non-2xx {row['errors']}",
+                flush=True,
+            )
+    finally:
+        stop(process)
+    return rows
 
 
 def main() -> None:
@@ -233,43 +282,10 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as work:
         script = Path(work, "cycle.lua")
         script.write_text(LUA)
-        process = _start(args, args.port)
-        try:
-            servers = [process.pid, *children_of(process.pid)]
-            for door, reqs in doors.items():
-                lines = Path(work, "requests.tsv")
-                lines.write_text("".join(f"{m}\t{p}\t{b}\n" for m, p, b in reqs))
-                _check(args.port, door, *reqs[0])
-                _wrk(args.port, str(lines), str(script), args.connections, 3)  # warm-up
-                runs = []
-                for _ in range(args.runs):
-                    wait_quiet()
-                    postgres = _postgres_pids()
-                    server_before, pg_before = cpu_seconds(servers), cpu_seconds(postgres)
-                    result = _wrk(
-                        args.port, str(lines), str(script), args.connections, args.duration
-                    )
-                    served = max(result["requests"], 1)
-                    result["server_ms"] = (cpu_seconds(servers) - server_before) * 1000 / served
-                    result["postgres_ms"] = (cpu_seconds(postgres) - pg_before) * 1000 / served
-                    runs.append(result)
-                row = {
-                    key: statistics.median(run[key] for run in runs)
-                    for key in ("rate", "p50", "p99", "server_ms", "postgres_ms")
-                }
-                row["errors"] = sum(run["errors"] for run in runs)
-                row["door"] = door
-                rows.append(row)
-                print(
-                    f"{door}: {row['rate']:.0f} req/s, p50 {row['p50']:.1f} ms, "
-                    f"p99 {row['p99']:.1f} ms, server {row['server_ms']:.2f} ms CPU "
-                    f"({1000 / row['server_ms']:.0f}/s a core), PostgreSQL "
-                    f"{row['postgres_ms']:.2f} ms, non-2xx {row['errors']}",
-                    flush=True,
-                )
-        finally:
-            process.terminate()
-            process.wait(20)
+        for asgi in (False, True):
+            chosen = {d: r for d, r in doors.items() if d.startswith("ASGI: ") == asgi}
+            if chosen:
+                rows.extend(_measure(args, chosen, Path(work), script, asgi))
     print("\n| door | req/s | p50 ms | p99 ms | server CPU ms | per web core | PostgreSQL ms |")
     print("|---|---|---|---|---|---|---|")
     for row in rows:

@@ -399,7 +399,8 @@ if REGISTRY_EMBEDDINGS not in ("auto", "off"):
 # Tokens of an agent's text the model reads (at most 128, what it was trained on); fewer is
 # faster to embed at ingest (docs/search.md, "Speed").
 REGISTRY_EMBEDDING_MAX_TOKENS = env_int("REGISTRY_EMBEDDING_MAX_TOKENS", 80, minimum=16)
-# Threads the model may use in one process (1 per worker process suits a small machine).
+# Threads the model and numpy's matrix products may use in one process (1 per worker process
+# suits a small machine; cards/embedding/threads.py).
 REGISTRY_EMBEDDING_THREADS = env_int("REGISTRY_EMBEDDING_THREADS", 1, minimum=1)
 # Where the converted model and the vector index snapshot are kept (a cache: safe to delete).
 REGISTRY_EMBEDDING_DIR = Path(

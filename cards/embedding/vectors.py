@@ -41,11 +41,13 @@ import numpy as np
 from django.conf import settings
 from django.db.models import Max
 
-from cards.embedding import hubs
+from cards.embedding import hubs, threads
 from cards.embedding.model import DIM, NAME, load_runtime_first
 from cards.embedding.store import stored_rows
 from cards.models import AgentEmbedding, VectorSnapshotPart
 from registry import metrics
+
+threads.limit_blas()
 
 logger = logging.getLogger(__name__)
 
