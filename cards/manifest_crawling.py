@@ -29,7 +29,7 @@ from cards.indexing import search_text_of
 from cards.manifest_resolution import Found, Resolution, resolve, was_read
 from cards.models import Agent, AgentEvent, Manifest
 from cards.rendering.store import agent_changed
-from cards.services import enqueue_crawl, submitted_url_check
+from cards.services import enqueue_leased_crawl, submitted_url_check
 from cards.url_form import normalise_fetched
 from registry.errors import ProblemError
 from registry.findings import Finding
@@ -305,7 +305,7 @@ def ingest(
         manifest.save()
     for agent_id, inline in to_crawl:
         if inline is None:
-            enqueue_crawl(agent_id)
+            enqueue_leased_crawl(agent_id)
     # The entries' words (representative queries, tags, description) are part of what is
     # embedded for natural-language search.
     if report_agents := [str(pk) for pk in listed_ids]:

@@ -15,7 +15,7 @@ from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from cards import pipeline, politeness, queue
+from cards import pipeline, politeness, queue, scheduling
 from cards.discovery import is_origin, origin_of
 from cards.models import Agent, AuditEntry
 from cards.moderation import agent_restore
@@ -160,6 +160,8 @@ def agent_submit(*, url: Any, user: Any, enqueue: bool = True) -> tuple[Agent, b
                 card_url="" if discover else normalised,
                 submitted_by=user,
                 next_crawl_at=timezone.now(),
+                # Leased while its first crawl is queued (enqueue_leased_crawl).
+                lease_until=timezone.now() + scheduling.LEASE if enqueue else None,
                 moderation=(
                     Agent.Moderation.APPROVED
                     if settings.REGISTRY_AUTO_APPROVE
@@ -167,7 +169,7 @@ def agent_submit(*, url: Any, user: Any, enqueue: bool = True) -> tuple[Agent, b
                 ),
             )
             if enqueue:
-                transaction.on_commit(lambda: enqueue_crawl(agent.pk))
+                transaction.on_commit(lambda: enqueue_leased_crawl(agent.pk, leased=True))
     except IntegrityError:
         winner = Agent.objects.get(url=normalised)
         _existing_check(winner, user)
@@ -182,6 +184,21 @@ def enqueue_crawl(
 
     A crawl someone asked for (the default) runs ahead of the periodic sweep's crawls."""
     return queue.send("cards.crawl_agent", str(agent_id), countdown=countdown, priority=priority)
+
+
+def enqueue_leased_crawl(agent_id: Any, *, leased: bool = False) -> bool:
+    """Queue the crawl of a due agent (a new submission, a new manifest entry) and hold its row
+    under the sweep's lease meanwhile: the periodic sweep would otherwise claim the same due row
+    and crawl it a second time. It is the sweep's own lease, so a crawl lost with its worker is
+    the sweep's again when the lease runs out. ``leased``: the row was written with the lease
+    (in the transaction that created it, so no sweep could claim it in between). When the broker
+    is down the lease is taken back and the agent stays due for a later sweep."""
+    if not leased:
+        Agent.objects.filter(pk=agent_id).update(lease_until=timezone.now() + scheduling.LEASE)
+    if enqueue_crawl(agent_id):
+        return True
+    Agent.objects.filter(pk=agent_id).update(lease_until=None)
+    return False
 
 
 def enqueue_crawls(

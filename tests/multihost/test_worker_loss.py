@@ -3,8 +3,9 @@ namespace deleted): no crawl is lost, the other worker host finishes every one.
 
 The messages it held (crawls running, and a sweep's batch reserved ahead of its countdown) stay
 unacknowledged in Redis until the broker's visibility timeout, an hour. Long before that the
-agents' rows bring them back: a submission is still due and unleased, so the next sweep queues
-it; an agent of a batch is due again when the sweep's lease runs out. The politeness slots the
+agents' rows bring them back: a submission (leased while its first crawl is queued, so that
+the sweep does not crawl it twice) and an agent of a batch are due again when their lease runs
+out. The politeness slots the
 dead worker held at the origin expire a third past the crawl time limit; meanwhile the other
 worker's crawls there find it busy and wait, without extending them (they did, and the origin
 was never crawled again: cards/politeness.py). The cluster runs with a short lease and time
