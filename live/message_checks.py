@@ -19,7 +19,7 @@ from typing import Any
 from django.conf import settings
 
 from cards.models import Skill
-from live import instances, progress, wire
+from live import instances, progress, store, wire
 from live.exchange import Exchange, send
 from live.interfaces import HTTP_JSON, JSONRPC, Interface
 from live.report import FAIL, MUST, PASS, SHOULD, SKIP, WARN, Check
@@ -37,15 +37,15 @@ TITLES = {
 
 @dataclass
 class Allowance:
-    """Messages this run may still send (the day's limit minus what was sent today)."""
+    """The messages a run may send to one agent: each is counted on the agent's row before it is
+    sent (:func:`live.store.take_message`), against the day's limit shared with "Try it"."""
 
-    left: int
+    agent_id: Any
     sent: int = 0
 
     def take(self) -> bool:
-        if self.left <= 0:
+        if not store.take_message(self.agent_id):
             return False
-        self.left -= 1
         self.sent += 1
         return True
 

@@ -45,12 +45,6 @@ def _messages_due(agent: Agent, today: str, force: bool) -> bool:
     return force or last.get("last_run_day") != today
 
 
-def _allowance(agent: Agent, today: str) -> message_checks.Allowance:
-    last = (agent.live or {}).get("messages") or {}
-    sent_today = int(last.get("sent", 0)) if last.get("day") == today else 0
-    return message_checks.Allowance(max(0, settings.REGISTRY_LIVE_MESSAGES_PER_DAY - sent_today))
-
-
 def check_agent(agent: Agent, *, force: bool = False) -> dict[str, Any]:
     """Run every check the agent qualifies for, store the report, and return it."""
     now = timezone.now()
@@ -92,7 +86,6 @@ def check_agent(agent: Agent, *, force: bool = False) -> dict[str, Any]:
             run.add(item)
     run.endpoint = _endpoint(states)
     messages = dict((agent.live or {}).get("messages") or {})
-    sent = 0
     if (
         agent.probe_messages
         and card is not None
@@ -100,7 +93,7 @@ def check_agent(agent: Agent, *, force: bool = False) -> dict[str, Any]:
         and run.endpoint == ANSWERS
         and _messages_due(agent, today, force)
     ):
-        allowance = _allowance(agent, today)
+        allowance = message_checks.Allowance(agent.pk)
         for item in message_checks.run(
             card=card,
             skills=list(agent.skills.order_by("position")),
@@ -109,9 +102,8 @@ def check_agent(agent: Agent, *, force: bool = False) -> dict[str, Any]:
             allowance=allowance,
         ):
             run.add(item)
-        sent_before = int(messages.get("sent", 0)) if messages.get("day") == today else 0
-        messages = {"day": today, "sent": sent_before + allowance.sent, "last_run_day": today}
-        sent = allowance.sent
+        # Each message was counted on the row as it was sent: record() reads the day's count.
+        messages = {"day": today, "sent": allowance.sent, "last_run_day": today}
     messages["enabled"] = agent.probe_messages
     stamp = when(now) or ""
     rows = since_of([c.as_dict() for c in run.checks], agent.live or {}, stamp)
@@ -126,7 +118,7 @@ def check_agent(agent: Agent, *, force: bool = False) -> dict[str, Any]:
     }
     # Stored with the day's message count as the row has it then (a "Try it" send may have
     # been counted during the run): that is the report returned too.
-    report = store.record(agent.pk, report, now, sent=sent)
+    report = store.record(agent.pk, report, now)
     _count(run)
     return report
 

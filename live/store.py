@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
@@ -19,10 +20,32 @@ def previous(agent_id: Any) -> dict[str, Any]:
     return row if isinstance(row, dict) else {}
 
 
+def take_message(agent_id: Any) -> bool:
+    """Count one message against the agent's day (``REGISTRY_LIVE_MESSAGES_PER_DAY``) under
+    its row lock, before it is sent; False, and nothing counted, when the day's are spent. Every
+    sender takes each message here, the live checks' runs and "Try it" alike, so two of them
+    at once never pass the limit between them."""
+    today = timezone.now().date().isoformat()
+    with transaction.atomic():
+        row = Agent.objects.select_for_update().only("id", "live").filter(pk=agent_id).first()
+        if row is None:
+            return False
+        live = dict(row.live or {})
+        messages = dict(live.get("messages") or {})
+        sent = int(messages.get("sent", 0)) if messages.get("day") == today else 0
+        if sent >= settings.REGISTRY_LIVE_MESSAGES_PER_DAY:
+            return False
+        # Keep "last_run_day": a message is not a run of the checks.
+        messages.update({"day": today, "sent": sent + 1})
+        live["messages"] = messages
+        Agent.objects.filter(pk=agent_id).update(live=live)
+    return True
+
+
 def messages_now(stored: Any, reported: dict[str, Any], sent: int, today: str) -> dict[str, Any]:
-    """The run's ``messages`` entry with the day's count as the row has it now plus what the
-    run sent: a "Try it" send made while the run went on (tryit/sending.py take_message, which
-    counts under the same row lock) stays counted instead of being overwritten."""
+    """The run's ``messages`` entry with the day's count as the row has it now plus ``sent``
+    (messages not yet counted on the row; a run's own are, by :func:`take_message`): a "Try it"
+    send made while the run went on stays counted instead of being overwritten."""
     out = dict(reported)
     current = (stored or {}).get("messages") if isinstance(stored, dict) else None
     current = current if isinstance(current, dict) else {}

@@ -12,13 +12,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.conf import settings
-from django.db import transaction
-from django.utils import timezone
 
 from cards.models import Agent
 from live import wire
 from live.interfaces import HTTP_JSON, JSONRPC, requires_auth
 from live.message_checks import send_message
+from live.store import take_message
 from registry.errors import ProblemError
 from registry.mediatypes import MediaTypeError, parse_media_type
 from schemas_app.payloads import DeclaredSchemas, check_payload
@@ -36,25 +35,6 @@ class Refusal(Exception):
     slug: str
     detail: str
     errors: list[dict[str, Any]] | None = None
-
-
-def take_message(agent_id: Any) -> bool:
-    """One message of today's allowance, or False when the day's are spent."""
-    today = timezone.now().date().isoformat()
-    with transaction.atomic():
-        row = Agent.objects.select_for_update().only("id", "live").filter(pk=agent_id).first()
-        if row is None:
-            return False
-        live = dict(row.live or {})
-        messages = dict(live.get("messages") or {})
-        sent = int(messages.get("sent", 0)) if messages.get("day") == today else 0
-        if sent >= settings.REGISTRY_LIVE_MESSAGES_PER_DAY:
-            return False
-        # Keep "last_run_day": a send is not a run of the checks.
-        messages.update({"day": today, "sent": sent + 1})
-        live["messages"] = messages
-        Agent.objects.filter(pk=agent_id).update(live=live)
-    return True
 
 
 def _media_schema(media: str | None) -> str | None:

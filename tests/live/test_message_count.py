@@ -11,11 +11,10 @@ from django.utils import timezone
 
 from cards.models import Agent
 from live import runner
-from live.store import messages_now
+from live.store import messages_now, take_message
 from tests.factories import agent_from_card, minimal_card
 from tests.live.agents import sdk_agent
 from tests.live.test_live_checks import account, ingest, live_settings
-from tryit.sending import take_message
 
 __all__ = ["live_settings"]  # the fixture, imported to be used here
 
@@ -65,3 +64,25 @@ def test_the_merge_keeps_other_days_and_the_runs_other_members() -> None:
     # A run that sent nothing, on a day nothing was sent: the entry as the run made it.
     quiet = {"enabled": False, "day": "2000-01-01", "sent": 4}
     assert messages_now({}, quiet, 0, day) == quiet
+
+
+def test_sends_during_a_run_leave_the_run_only_what_is_left_of_the_day(
+    live_settings: Any, settings: Any
+) -> None:
+    """Each message of a run is counted on the row as it goes (live/store.py take_message), so
+    "Try it" sends made after the run read the row shorten the run instead of passing the
+    day's limit between them."""
+    settings.REGISTRY_LIVE_MESSAGES_PER_DAY = 3
+    owner, _client = account("alice")
+    with sdk_agent() as running:
+        row = ingest(running, owner)
+        Agent.objects.filter(pk=row.pk).update(probe_messages=True)
+        started = runner.target(row.pk)  # nothing sent today when the run reads the row
+        assert started is not None
+        assert take_message(row.pk) and take_message(row.pk)  # two Try it sends meanwhile
+        report = runner.check_agent(started, force=True)
+        run_sent = running.sends
+    assert run_sent == 1  # the run would send 3 (valid, invalid, text): 1 was left
+    assert Agent.objects.get(pk=row.pk).live["messages"]["sent"] == 3
+    skipped = [c for c in report["checks"] if "day's limit of 3 messages" in c.get("detail", "")]
+    assert len(skipped) == 2
