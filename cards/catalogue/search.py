@@ -9,7 +9,7 @@ from typing import Any
 from urllib.parse import urlencode
 
 from django.core.cache import cache
-from django.db.models import Case, IntegerField, Q, QuerySet, Value, When
+from django.db.models import QuerySet
 from django.http import HttpRequest
 from django.utils.dateparse import parse_datetime
 
@@ -20,6 +20,7 @@ from cards.catalogue.common import (
     PAGE_SIZE,
 )
 from cards.models import Agent, FacetCount
+from cards.models.agents import catalogue_rank
 from cards.reads import documents, paging, semantic
 from cards.reads import facets as reads_facets
 from cards.reads.paging import Keyset
@@ -42,18 +43,6 @@ AGENTS = Keyset(scope="catalogue", order=("catalogue_rank", "-created_at", "-id"
 # unrelated to a need score 1 to 5 (17 at most in issue 39's report), so 20 sits between
 # noise and near misses (docs/catalogue.md, "Weaker matches").
 WEAK_SCORE = 20
-
-
-def catalogue_rank() -> Case:
-    healthy = Q(health=Agent.Health.HEALTHY)
-    return Case(
-        When(latest_snapshot__isnull=True, then=Value(4)),
-        When(moderation=Agent.Moderation.FEATURED, then=Value(0)),
-        When(healthy & Q(signature_status="verified"), then=Value(1)),
-        When(healthy & Q(valid=True), then=Value(2)),
-        default=Value(3),
-        output_field=IntegerField(),
-    )
 
 
 @dataclass

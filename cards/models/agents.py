@@ -12,6 +12,30 @@ from django.db.models.functions import Upper
 from cards.fields import TextArrayField
 
 
+def catalogue_rank() -> models.Case:
+    """The catalogue's order (docs/catalogue.md), first key: featured agents, then healthy ones
+    with a verified signature, then healthy ones with a valid card, then the rest; agents
+    without a card last (only their owner and staff see them). The values are the choices'
+    (``Agent.Moderation``, ``Agent.Health``), written out: the index below is built on this
+    same expression, before the class exists."""
+    healthy = models.Q(health="healthy")
+    return models.Case(
+        models.When(latest_snapshot__isnull=True, then=models.Value(4)),
+        models.When(moderation="featured", then=models.Value(0)),
+        models.When(healthy & models.Q(signature_status="verified"), then=models.Value(1)),
+        models.When(healthy & models.Q(valid=True), then=models.Value(2)),
+        default=models.Value(3),
+        output_field=models.IntegerField(),
+    )
+
+
+# The rows anyone may see in the catalogue (cards.reads.gate for an anonymous viewer, less the
+# agents that are gone): the catalogue index's condition.
+CATALOGUE_ROWS = models.Q(
+    deleted_at__isnull=True, latest_snapshot__isnull=False, moderation__in=("approved", "featured")
+) & ~models.Q(health="gone")
+
+
 class Agent(models.Model):
     """One submitted agent: the URL it was submitted with and a summary of its latest card."""
 
@@ -189,6 +213,15 @@ class Agent(models.Model):
             models.Index(fields=["-created_at", "-id"], name="agent_created_id_idx"),
             # Incremental sync (updated_since) walks agents in the order they changed.
             models.Index(fields=["updated_at", "id"], name="agent_updated_id_idx"),
+            # The catalogue's first page (and the home page): 21 rows in its order, read from
+            # the index instead of sorting every public agent (25 ms at 10,000 agents).
+            models.Index(
+                catalogue_rank(),
+                F("created_at").desc(),
+                F("id").desc(),
+                name="agent_catalogue_idx",
+                condition=CATALOGUE_ROWS,
+            ),
             # The sweep's "due rows" query reads only scheduled agents.
             models.Index(
                 fields=["next_crawl_at"],
