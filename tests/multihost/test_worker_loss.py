@@ -59,16 +59,19 @@ def test_pulling_a_worker_host_out_in_the_middle_of_crawls_loses_no_crawl(
     doomed, survivor = cluster.hosts["worker-1"], cluster.hosts["worker-2"]
 
     # Worker 2 is held off for a moment, so that worker 1 takes the first crawls with both its
-    # processes, and both of the origin's slots; the others wait for worker 2.
+    # processes, and both of the origin's slots; the others wait for worker 2. A stopped worker's
+    # connection still has its last BRPOP waiting in Redis, which hands it the next message: of
+    # three submissions it takes one at most, and worker 1 gets the other two. (Each submission
+    # is queued once: its row is leased while its crawl waits, so no sweep adds a second.)
     survivor.send("worker", signal.SIGSTOP)
     try:
-        ids = {name: api.submit(b, publisher, urls[name]) for name in names[:2]}
+        ids = {name: api.submit(b, publisher, urls[name]) for name in names[:3]}
 
         def doomed_is_busy() -> bool:
             return sum(_fetching(cluster, names, doomed.address, time.time()).values()) >= 2
 
         eventually(doomed_is_busy, 30, "worker 1 did not start two crawls at once")
-        ids |= {name: api.submit(b, publisher, urls[name]) for name in names[2:]}
+        ids |= {name: api.submit(b, publisher, urls[name]) for name in names[3:]}
     finally:
         survivor.send("worker", signal.SIGCONT)
     time.sleep(1.0)  # worker 2 takes the others: the origin is busy, they wait their turn
