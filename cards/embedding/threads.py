@@ -2,10 +2,12 @@
 
 numpy's wheels carry OpenBLAS, which runs each matrix product on a thread per core and keeps the
 threads spinning a while after it, waiting for the next product. A search by meaning multiplies
-the query by the vectors of every public agent (cards/embedding/vectors.py): with two threads on
-the 2-core machine a search cost twice its CPU (22 against 11 ms in-process at 10,000 agents;
-17 to 21 against about 10 ms a request under load, docs/benchmarks.md "Requests per web core,
-by door") for no shorter answer under load, where the requests themselves fill the cores. The
+the query by every vector a node holds outside its snapshot's graph (cards/embedding/vectors.py:
+all of them before the node's first snapshot, the rows written since the last one after): with
+two threads on the 2-core machine such a search cost twice its CPU (22 against 11 ms in-process
+at 10,000 agents; 16 to 20 against 7 to 11 ms a request under load, docs/benchmarks.md
+"Requests per web core, by door") for no shorter answer under load, where the requests
+themselves fill the cores. With the graph it changes little. The
 limit is threadpoolctl's (it finds the BLAS numpy loaded and calls its own setter), set once per
 process; a fork (Celery's prefork children) keeps it.
 """
