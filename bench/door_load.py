@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import random
 import re
 import shutil
@@ -45,6 +44,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench._common import (  # noqa: E402
     DEFAULT_DATABASE_URL,
+    bench_env,
     children_of,
     cpu_seconds,
     machine_summary,
@@ -170,19 +170,15 @@ def _command(asgi: bool, port: int, workers: int) -> list[str]:
 
 
 def _start(args: argparse.Namespace, port: int, asgi: bool) -> subprocess.Popen[bytes]:
-    env = {
-        **os.environ,
-        "DATABASE_URL": args.database_url,
-        "REDIS_URL": args.redis_url,
-        "DJANGO_SECRET_KEY": "bench-only-secret-not-for-production",
-        "DJANGO_DEBUG": "false",
-        "ALLOWED_HOSTS": "127.0.0.1,localhost",
+    env = bench_env(
+        args.database_url,
+        REDIS_URL=args.redis_url,
+        ALLOWED_HOSTS="127.0.0.1,localhost",
         # One client address sends everything: the per-client limits would answer 429s.
-        "REGISTRY_ANON_RATE": "off",
-        "REGISTRY_LOG_LEVEL": "WARNING",
-        "GUNICORN_WORKERS": str(args.workers),
-        "REGISTRY_DB_POOL": "true" if asgi else "false",
-    }
+        REGISTRY_ANON_RATE="off",
+        GUNICORN_WORKERS=str(args.workers),
+        REGISTRY_DB_POOL="true" if asgi else "false",
+    )
     process = subprocess.Popen(
         _command(asgi, port, args.workers),
         cwd=ROOT,

@@ -103,6 +103,20 @@ def running_server(host: str = "127.0.0.1") -> Iterator[CardServer]:
         server.httpd.server_close()
 
 
+def make_run_environment(directory: Path, **extra: str) -> dict[str, str]:
+    """``make run``'s environment for a process started by a test: nothing of this run's
+    database, broker, key or registry settings; debug on; SQLite in ``directory``; ``extra``."""
+    import os
+
+    env = {
+        key: value
+        for key, value in os.environ.items()
+        if not key.startswith(("DATABASE_URL", "REDIS_URL", "CELERY_", "DJANGO_", "REGISTRY_"))
+    }
+    env.update(DJANGO_DEBUG="true", REGISTRY_SQLITE_PATH=str(directory / "db.sqlite3"), **extra)
+    return env
+
+
 def free_port() -> int:
     """A TCP port on 127.0.0.1 nobody listens on (as of now)."""
     import socket

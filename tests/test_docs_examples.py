@@ -24,7 +24,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import textwrap
@@ -44,6 +43,7 @@ from tests.docs_blocks import (
     Block,
     all_blocks,
 )
+from tests.support import free_port, make_run_environment
 
 BLOCKS = all_blocks()
 RUN = [block for block in BLOCKS if block.kind in ("sh", "python")]
@@ -61,12 +61,6 @@ class Live:
     url: str
     env: dict[str, str]
     work: Path
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def _manage(env: dict[str, str], *args: str) -> str:
@@ -127,20 +121,12 @@ def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Live]:
     """The registry as `make run` serves it (migrate, load_demo, uvicorn on the ASGI site, /mcp
     included), on SQLite in a temporary directory and a free port."""
     work = tmp_path_factory.mktemp("docs")
-    env = {
-        key: value
-        for key, value in os.environ.items()
-        if not key.startswith(("DATABASE_URL", "REDIS_URL", "CELERY_", "DJANGO_", "REGISTRY_"))
-    }
-    env.update(
-        DJANGO_DEBUG="true",
-        REGISTRY_SQLITE_PATH=str(work / "db.sqlite3"),
-        REGISTRY_ANON_RATE="off",  # the examples run back to back from one address
-    )
+    # The examples run back to back from one address: no per-client limit.
+    env = make_run_environment(work, REGISTRY_ANON_RATE="off")
     _manage(env, "migrate", "--noinput")
     _manage(env, "load_demo")
     token = _manage(env, "issue_token", "docs-reader", "--staff").strip()
-    port = _free_port()
+    port = free_port()
     url = f"http://127.0.0.1:{port}"
     log = work / "server.log"
     with log.open("wb") as out:

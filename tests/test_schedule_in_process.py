@@ -9,7 +9,6 @@ entry every interval and stops with the server; with a broker it is not started 
 from __future__ import annotations
 
 import json
-import os
 import re
 import shlex
 import sqlite3
@@ -23,7 +22,7 @@ from typing import Any
 from registry import schedule_in_process
 from registry.schedule_in_process import InProcessSchedule, intervals, with_schedule
 from tests.factories import minimal_card
-from tests.support import CardServer, free_port, running_server
+from tests.support import CardServer, free_port, make_run_environment, running_server
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -42,19 +41,12 @@ def make_run_server_command(port: int) -> list[str]:
 def nothing_configured(directory: Path, **extra: str) -> dict[str, str]:
     """``make run``'s environment: no database, broker or key; debug on; SQLite in
     ``directory``."""
-    env = {
-        key: value
-        for key, value in os.environ.items()
-        if not key.startswith(("DATABASE_URL", "REDIS_URL", "CELERY_", "DJANGO_", "REGISTRY_"))
-    }
-    env.update(
-        DJANGO_DEBUG="true",
+    return make_run_environment(
+        directory,
         DJANGO_SETTINGS_MODULE="registry.settings",
-        REGISTRY_SQLITE_PATH=str(directory / "db.sqlite3"),
         REGISTRY_EMBEDDING_DIR=str(directory / "embedding"),
         **extra,
     )
-    return env
 
 
 def test_make_run_crawls_a_due_agent_without_any_request(tmp_path: Path) -> None:

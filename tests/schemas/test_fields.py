@@ -28,6 +28,35 @@ PERIOD = {
 }
 
 
+# Seed 001's Book Review Agent, as its example declares it.
+REVIEW_SKILL = {
+    "id": "review",
+    "name": "Book review",
+    "description": "Reviews a book.",
+    "tags": ["books"],
+    "inputModes": ["text/plain"],
+    "outputModes": ["text/plain", "text/html"],
+    "inputFields": BOOK_REVIEW,
+    "outputFields": [
+        {
+            "name": "review-chunk",
+            "kind": "text",
+            "mimeTypes": ["text/plain"],
+            "description": "A chunk of the book's review. Sent when streaming",
+            "optional": True,
+        },
+        {
+            "name": "review-html",
+            "kind": "text",
+            "mimeTypes": ["text/html"],
+            "description": "HTML with the whole book's review. Sent when not streaming.",
+            "optional": True,
+        },
+        {"name": "publicationDate", "kind": "text", "description": "Publication date"},
+    ],
+}
+
+
 def test_the_book_review_fields_compose_to_an_object_of_two_required_strings() -> None:
     composed = compose(BOOK_REVIEW, pointer="/skills/0/inputFields", title="Review")
     schema = composed.schema

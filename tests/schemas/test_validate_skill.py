@@ -10,7 +10,7 @@ from rest_framework.test import APIClient
 
 from cards.models import Agent
 from tests.factories import agent_from_card, minimal_card
-from tests.schemas.test_fields import BOOK_REVIEW, PERIOD
+from tests.schemas.test_fields import PERIOD, REVIEW_SKILL
 
 pytestmark = pytest.mark.django_db
 
@@ -25,15 +25,7 @@ def fields_card() -> dict[str, Any]:
     card = minimal_card(name="Book Review Agent")
     card["schemas"] = {"fightComparison": COMPARISON}
     card["skills"] = [
-        {
-            "id": "review",
-            "name": "Book review",
-            "description": "Reviews a book.",
-            "tags": ["books"],
-            "inputModes": ["text/plain"],
-            "outputModes": ["text/plain", "text/html"],
-            "inputFields": BOOK_REVIEW,
-        },
+        REVIEW_SKILL,
         {
             "id": "history",
             "name": "History",

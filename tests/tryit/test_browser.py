@@ -260,7 +260,7 @@ def test_a_skill_with_input_fields_gets_a_form_that_drives_the_message(
     from selenium.webdriver.common.by import By
     from selenium.webdriver.common.keys import Keys
 
-    from tests.tryit.test_fields_page import REVIEW_SKILL
+    from tests.schemas.test_fields import REVIEW_SKILL
 
     agent = agent_from_card(minimal_card(name="Book Review Agent", skills=[REVIEW_SKILL]))
     browser.get(f"{live_server.url}/agents/{agent.pk}")

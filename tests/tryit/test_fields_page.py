@@ -14,38 +14,10 @@ from django.test import Client
 
 from cards.models import Agent
 from tests.factories import agent_from_card, minimal_card
-from tests.schemas.test_fields import BOOK_REVIEW, PERIOD
+from tests.schemas.test_fields import PERIOD, REVIEW_SKILL
 from tests.tryit.test_page import pre
 
 pytestmark = pytest.mark.django_db
-
-# Seed 001's Book Review Agent, as its example declares it.
-REVIEW_SKILL = {
-    "id": "review",
-    "name": "Book review",
-    "description": "Reviews a book.",
-    "tags": ["books"],
-    "inputModes": ["text/plain"],
-    "outputModes": ["text/plain", "text/html"],
-    "inputFields": BOOK_REVIEW,
-    "outputFields": [
-        {
-            "name": "review-chunk",
-            "kind": "text",
-            "mimeTypes": ["text/plain"],
-            "description": "A chunk of the book's review. Sent when streaming",
-            "optional": True,
-        },
-        {
-            "name": "review-html",
-            "kind": "text",
-            "mimeTypes": ["text/html"],
-            "description": "HTML with the whole book's review. Sent when not streaming.",
-            "optional": True,
-        },
-        {"name": "publicationDate", "kind": "text", "description": "Publication date"},
-    ],
-}
 
 
 def page_of(card: dict[str, Any]) -> tuple[Agent, str]:
