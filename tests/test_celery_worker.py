@@ -16,7 +16,7 @@ from rest_framework.test import APIClient
 from cards.models import Agent
 from tests.factories import minimal_card
 from tests.support import CardServer
-from tests.workers import ROOT, wait_for, worker_env
+from tests.workers import ROOT, wait_for, worker_env, worker_logs
 
 
 @pytest.mark.celery_worker
@@ -205,10 +205,6 @@ def test_a_submission_while_the_broker_is_down_is_kept_and_swept_later(
     assert agent.status == "ok" and agent.name == "Patient"
 
 
-def _worker_log(tmp_path: Any) -> str:
-    return "".join(path.read_text(errors="replace") for path in tmp_path.glob("worker-*.log"))
-
-
 @pytest.mark.celery_worker
 def test_a_sweep_batch_crawls_each_agent_and_retries_one_alone(
     celery_worker: subprocess.Popen[bytes],
@@ -246,7 +242,7 @@ def test_a_sweep_batch_crawls_each_agent_and_retries_one_alone(
     assert wait_for(all_ok, timeout=60), [Agent.objects.get(pk=a.pk).status for a in agents]
     assert [Agent.objects.get(pk=a.pk).name for a in agents] == ["First", "Flaky", "Third"]
     assert len(calls) == 2
-    log = _worker_log(tmp_path)
+    log = worker_logs(tmp_path)
     assert log.count("Task cards.crawl_agents[") >= 1, log
     # The flaky agent's second try is a task of its own, the batch is not run again.
     assert "Task cards.crawl_agent[" in log, log
@@ -276,7 +272,7 @@ def test_a_batch_agent_whose_origin_is_busy_waits_its_turn_alone(
         for path in ("/a.json", "/b.json")
     ]
     origin = origin_of(card_server.url("/a.json"))
-    assert wait_for(lambda: " ready." in _worker_log(tmp_path), timeout=60)
+    assert wait_for(lambda: " ready." in worker_logs(tmp_path), timeout=60)
     redis.Redis.from_url(redis_url()).set(
         politeness._NEXT.format(origin=origin), time.time() + 1.5, ex=3
     )
@@ -290,4 +286,4 @@ def test_a_batch_agent_whose_origin_is_busy_waits_its_turn_alone(
     assert time.monotonic() - started >= 1.0  # neither was crawled before the origin's turn
     assert card_server.hits("/a.json") == 1 and card_server.hits("/b.json") == 1
     # Each was queued again on its own.
-    assert _worker_log(tmp_path).count("Task cards.crawl_agent[") == 2
+    assert worker_logs(tmp_path).count("Task cards.crawl_agent[") == 2

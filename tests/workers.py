@@ -134,6 +134,12 @@ def celery_worker(start_worker: Callable[..., subprocess.Popen[bytes]]) -> subpr
     return start_worker()
 
 
+def worker_logs(directory: Path) -> str:
+    """What the workers ``start_worker`` started in a test's ``tmp_path`` have logged so far."""
+    logs = sorted(directory.glob("worker-*.log"))
+    return "".join(path.read_text(errors="replace") for path in logs)
+
+
 def wait_for(predicate: Callable[[], bool], timeout: float = 60) -> bool:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:

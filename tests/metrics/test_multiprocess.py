@@ -29,7 +29,7 @@ from tests.factories import minimal_card
 from tests.metrics.scraping import Samples, parse, value, with_name
 from tests.serving_commands import ROOT, granian_command, running, server_environment
 from tests.support import CardServer, free_port
-from tests.workers import wait_for
+from tests.workers import wait_for, worker_logs
 
 # A process of the node that is not a web worker: it counts crawls and serves a snapshot.
 WRITER = """
@@ -147,6 +147,8 @@ def test_a_worker_node_serves_its_childrens_crawls_counted_once(
             return False
 
     assert wait_for(serving, 60), "the worker's metrics server did not answer"
+    # Its metrics server starts before its pool and its consumer: tasks go once it is ready.
+    assert wait_for(lambda: " ready." in worker_logs(tmp_path), 120), worker_logs(tmp_path)[-3000:]
     assert not (directory / "counter_999999.db").exists()
     assert (directory / "notes.txt").exists()
     ids = []
@@ -161,7 +163,9 @@ def test_a_worker_node_serves_its_childrens_crawls_counted_once(
         assert worker.poll() is None, "the worker exited early; see its log in tmp_path"
         return not Agent.objects.filter(pk__in=ids, status="pending").exists()
 
-    assert wait_for(crawled, 90)
+    if not wait_for(crawled, 120):
+        rows = list(Agent.objects.filter(pk__in=ids).values_list("status", "last_error"))
+        pytest.fail(f"crawls not done: {rows}\n{worker_logs(tmp_path)[-4000:]}")
     assert set(Agent.objects.filter(pk__in=ids).values_list("status", flat=True)) == {"ok"}
     samples = parse(httpx.get(base + "/metrics", timeout=10).text)
     assert value(samples, "registry_crawls_total", outcome="stored") == 4
