@@ -42,24 +42,22 @@ def take_message(agent_id: Any) -> bool:
     return True
 
 
-def messages_now(stored: Any, reported: dict[str, Any], sent: int, today: str) -> dict[str, Any]:
-    """The run's ``messages`` entry with the day's count as the row has it now plus ``sent``
-    (messages not yet counted on the row; a run's own are, by :func:`take_message`): a "Try it"
-    send made while the run went on stays counted instead of being overwritten."""
+def messages_now(stored: Any, reported: dict[str, Any], today: str) -> dict[str, Any]:
+    """The run's ``messages`` entry with the day's count as the row has it now: every message
+    was counted there as it was sent (:func:`take_message`), the run's own and a "Try it" send
+    made while the run went on, so the row's count is the day's."""
     out = dict(reported)
     current = (stored or {}).get("messages") if isinstance(stored, dict) else None
     current = current if isinstance(current, dict) else {}
     counted = int(current.get("sent", 0) or 0) if current.get("day") == today else 0
-    if sent or counted or out.get("day") == today:
-        out.update({"day": today, "sent": counted + sent})
+    if counted or out.get("day") == today:
+        out.update({"day": today, "sent": counted})
     return out
 
 
-def record(
-    agent_id: Any, report: dict[str, Any], checked_at: Any, *, sent: int = 0
-) -> dict[str, Any]:
-    """Store ``report`` (``sent``: the messages this run sent) and return it as stored: its
-    ``messages`` count merged under the row lock (:func:`messages_now`)."""
+def record(agent_id: Any, report: dict[str, Any], checked_at: Any) -> dict[str, Any]:
+    """Store ``report`` and return it as stored: its ``messages`` count read under the row lock
+    (:func:`messages_now`)."""
     with transaction.atomic():
         agent = (
             Agent.objects.select_for_update().only(*LIVE_STATE, "live").filter(pk=agent_id).first()
@@ -68,7 +66,7 @@ def record(
             return report
         if isinstance(report.get("messages"), dict):
             today = checked_at.date().isoformat()
-            merged = messages_now(agent.live, report["messages"], sent, today)
+            merged = messages_now(agent.live, report["messages"], today)
             report = {**report, "messages": merged}
         values: dict[str, Any] = {
             "live": report,

@@ -55,15 +55,15 @@ def test_a_send_during_a_run_with_messages_adds_to_the_runs_own(live_settings: A
 def test_the_merge_keeps_other_days_and_the_runs_other_members() -> None:
     day = today()
     reported = {"enabled": True, "last_run_day": day, "day": day, "sent": 3}
-    # The row counted 2 today by now (1 when the run began, 1 Try it send since): 2 + 3.
-    merged = messages_now({"messages": {"day": day, "sent": 2}}, reported, 3, day)
+    # The row counted 5 today by now (the run's 3 as it sent them, 2 Try it sends): 5.
+    merged = messages_now({"messages": {"day": day, "sent": 5}}, reported, day)
     assert merged == {"enabled": True, "last_run_day": day, "day": day, "sent": 5}
     # Yesterday's count is not today's.
-    old = messages_now({"messages": {"day": "2000-01-01", "sent": 9}}, reported, 3, day)
-    assert old["sent"] == 3
+    old = messages_now({"messages": {"day": "2000-01-01", "sent": 9}}, reported, day)
+    assert old["sent"] == 0
     # A run that sent nothing, on a day nothing was sent: the entry as the run made it.
     quiet = {"enabled": False, "day": "2000-01-01", "sent": 4}
-    assert messages_now({}, quiet, 0, day) == quiet
+    assert messages_now({}, quiet, day) == quiet
 
 
 def test_sends_during_a_run_leave_the_run_only_what_is_left_of_the_day(

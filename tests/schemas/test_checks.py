@@ -24,6 +24,7 @@ from tests.schemas.cards import (
     schema_card,
     schemas_extension,
 )
+from tests.schemas.test_fields import REVIEW_SKILL
 
 
 def check(card: dict[str, Any]) -> list[dict[str, str]]:
@@ -277,32 +278,7 @@ def test_field_definition_problems() -> None:
 
 
 def test_the_seed_001_example_fields_are_fine() -> None:
-    card = minimal_card(
-        skills=[
-            {
-                "id": "book-review",
-                "name": "Book review",
-                "description": "Reviews books.",
-                "tags": ["books"],
-                "inputModes": ["text/plain"],
-                "outputModes": ["text/plain", "text/html"],
-                "inputFields": [
-                    {"name": "bookTitle", "kind": "text", "description": "The title of the book"},
-                    {"name": "authorName", "kind": "text", "description": "The author's full name"},
-                ],
-                "outputFields": [
-                    {
-                        "name": "review-chunk",
-                        "kind": "text",
-                        "mimeTypes": ["text/plain"],
-                        "description": "A chunk of the book's review. Sent when streaming",
-                        "optional": True,
-                    },
-                    {"name": "publicationDate", "kind": "text", "description": "Publication date"},
-                ],
-            }
-        ]
-    )
+    card = minimal_card(skills=[copy.deepcopy(REVIEW_SKILL)])
     assert schema_codes(card) == []
 
 
