@@ -414,7 +414,8 @@ REGISTRY_EMBEDDING_DIR = Path(
 MIDDLEWARE = [
     "django_prometheus.middleware.PrometheusBeforeMiddleware",
     *MIDDLEWARE,
-    "django_prometheus.middleware.PrometheusAfterMiddleware",
+    # django-prometheus's, with client-sent methods folded into "other" (issue 43).
+    "registry.metrics_requests.PrometheusAfterMiddleware",
 ]
 for _cache in CACHES.values():
     if isinstance(_cache, dict) and _cache["BACKEND"].endswith("backends.redis.RedisCache"):

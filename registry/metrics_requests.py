@@ -1,0 +1,54 @@
+"""django-prometheus's request series with label values from closed sets only.
+
+The stock ``PrometheusAfterMiddleware`` labels its latency histogram with the request's method
+as the client spelled it (``request.method``, any token a client cares to send), while its
+counters fold unknown methods into one value. Each new method name made a histogram of 19
+series: 3,000 anonymous requests with random method names took a node from 6,310 series to
+63,310, its metrics directory from 2.4 to 16.8 MB and a scrape from 0.22 to 4.8 s, even when
+every one was answered 401 (issue 43, section 4).
+
+Here every ``method`` label is one of :data:`METHODS` or ``other``. The other labels these
+series carry are the registry's own choices, never a client's: ``view`` is the name of the URL
+pattern that matched (a closed set, the URLconf's; ``<unnamed view>`` when none did, so random
+paths add nothing), ``status`` the status code the registry answered, ``transport`` http or
+https, ``templatename`` and ``charset`` what the view rendered, ``type`` an exception's class.
+Series of the registry's own (registry/metrics.py) take their labels from code: an outcome, a
+door, a check id, a limit's name. ``/mcp`` is not seen by this middleware at all, and its tool
+names label nothing. Tests: tests/metrics/test_label_sets.py.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.http import HttpRequest
+from django_prometheus.middleware import (
+    PrometheusAfterMiddleware as CountingAfterMiddleware,
+)
+
+# RFC 9110's methods and PATCH (RFC 5789): what the registry, a browser or a client library sends.
+METHODS = frozenset(
+    {"GET", "HEAD", "POST", "PUT", "DELETE", "CONNECT", "OPTIONS", "TRACE", "PATCH"}
+)
+OTHER = "other"
+
+
+def method_label(method: str | None) -> str:
+    """``method`` when it is one of :data:`METHODS`, else ``other``."""
+    return method if method in METHODS else OTHER
+
+
+class PrometheusAfterMiddleware(CountingAfterMiddleware):
+    """django-prometheus's middleware (after all the others) with a closed set of methods."""
+
+    def _method(self, request: HttpRequest) -> str:
+        return method_label(request.method)
+
+    def label_metric(
+        self, metric: Any, request: HttpRequest, response: Any = None, **labels: Any
+    ) -> Any:
+        # process_response and process_exception pass request.method itself to the latency
+        # histogram: every labelled series passes through here, so it is folded here.
+        if "method" in labels:
+            labels["method"] = method_label(labels["method"])
+        return super().label_metric(metric, request, response, **labels)
