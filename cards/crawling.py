@@ -33,6 +33,7 @@ from cards.url_form import normalise_fetched
 from registry.compiled import OneRow
 from registry.findings import counts
 from registry.http import FetchError, FetchResult
+from registry.http.errors import REGISTRY_LIMIT_CODES
 
 log = logging.getLogger(__name__)
 
@@ -149,6 +150,8 @@ def _card_crawl(agent: Agent, *, started_at: datetime, started: float) -> str:
     try:
         result = fetch_card(agent.url, discover=agent.discover, headers=_conditional_headers(agent))
     except FetchError as err:
+        if err.code in REGISTRY_LIMIT_CODES:
+            return _deferred_by_gate(agent.pk, err)
         _record_failure(agent.pk, err, started_at=started_at, fetch_ms=_ms(started))
         if err.retry_after:
             politeness.postpone(origin_of(agent.card_url or agent.url), err.retry_after)
@@ -160,6 +163,19 @@ def _card_crawl(agent: Agent, *, started_at: datetime, started: float) -> str:
     return card_ingest(
         agent_id=agent.pk, result=result, fetch_ms=_ms(started), started_at=started_at
     )
+
+
+DEFERRED = "deferred"
+
+
+def _deferred_by_gate(agent_id: Any, err: FetchError) -> str:
+    """The registry's own politeness gate refused the fetch (registry/http/gate.py): the
+    destination did nothing, so nothing about the agent changes but when it is crawled next
+    (when its destination's turn or hour comes; the sweep picks it up then)."""
+    log.info("crawl of %s deferred by the politeness gate: %s", agent_id, err.reason)
+    later = timezone.now() + timedelta(seconds=max(err.retry_after or 0.0, 1.0))
+    Agent.objects.filter(pk=agent_id).update(next_crawl_at=later, lease_until=None)
+    return DEFERRED
 
 
 def _manifest_recheck(agent: Agent, err: FetchError) -> None:

@@ -179,6 +179,10 @@ def import_item_crawl(*, item_id: int) -> str:
         # The agent stays due: the periodic sweep retries it with backoff.
         _set(item, ImportItem.Outcome.FAILED, f"{exc} (will be retried by the crawler)")
         return item.outcome
+    if outcome == crawling.DEFERRED:
+        detail = "deferred by the registry's per-destination limit (will be crawled later)"
+        _set(item, ImportItem.Outcome.FAILED, detail)
+        return item.outcome
     if outcome == "error":
         rows = Agent.objects.filter(id=item.agent_id) if item.agent_id else Agent.objects.none()
         error = rows.values_list("last_error", flat=True).first()

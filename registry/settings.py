@@ -390,6 +390,15 @@ REGISTRY_IMPORT_MAX_URLS = env_int("REGISTRY_IMPORT_MAX_URLS", 10000, minimum=1)
 # a URL); longer lists go in a document ({"url": ...}), up to REGISTRY_IMPORT_MAX_URLS.
 REGISTRY_IMPORT_INLINE_MAX_URLS = env_int("REGISTRY_IMPORT_INLINE_MAX_URLS", 1000, minimum=1)
 
+# The politeness gate every outbound request passes (registry/http/gate.py, docs/fetch-policy.md):
+# the gap above between request starts at one destination (its origin and each address it
+# resolves to), at most this many requests to one destination in a clock hour across every
+# agent and account (0: no ceiling), and how long a request may sleep for its turn before it is
+# refused as busy (the crawl or check is deferred, never failed).
+REGISTRY_DESTINATION_HOURLY_LIMIT = env_int("REGISTRY_DESTINATION_HOURLY_LIMIT", 1200, minimum=0)
+REGISTRY_DESTINATION_MAX_WAIT_SECONDS = env_float(
+    "REGISTRY_DESTINATION_MAX_WAIT_SECONDS", 5.0, allow_zero=True
+)
 # --- Semantic search (docs/search.md) ---------------------------------------------------------
 # auto: embed agents and rank `mode=semantic` searches when the model package is installed
 # (lexical otherwise, said once in the log); off: always lexical.

@@ -18,6 +18,13 @@ pytest_plugins = ["tests.workers"]
 
 LOOPBACK = [ipaddress.ip_network("127.0.0.0/8"), ipaddress.ip_network("::1/128")]
 
+# Every test server listens on 127.0.0.1, one destination to the politeness gate
+# (registry/http/gate.py): with its production gap and hourly ceiling, the suite's requests would
+# queue behind each other. Off here and in every server and worker the tests start (they
+# inherit this environment); tests/http/test_gate.py and the bench turn it on.
+os.environ.setdefault("REGISTRY_ORIGIN_MIN_GAP_SECONDS", "0")
+os.environ.setdefault("REGISTRY_DESTINATION_HOURLY_LIMIT", "0")
+
 
 TESTS = Path(__file__).resolve().parent
 FAULTS = TESTS / "faults"
@@ -96,6 +103,17 @@ def _limiter_clock_at_a_window_edge(monkeypatch: pytest.MonkeyPatch) -> None:
     real = time.time
     offset = (real() // 3600 + 1) * 3600 + 1 - real()
     monkeypatch.setattr(limits, "clock", lambda: real() + offset)
+
+
+@pytest.fixture(autouse=True)
+def _no_politeness_gate(settings: Any) -> None:
+    """The gate off (see above; the settings were read before this module set the environment),
+    and this process's memory of it empty."""
+    from registry.http import gate
+
+    settings.REGISTRY_ORIGIN_MIN_GAP_SECONDS = 0
+    settings.REGISTRY_DESTINATION_HOURLY_LIMIT = 0
+    gate.reset_memory()
 
 
 @pytest.fixture(autouse=True)

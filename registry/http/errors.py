@@ -33,11 +33,25 @@ FetchErrorCode = Literal[
     "http-status",
     "content-type",
     "protocol-error",
+    # The registry's own politeness gate (registry.http.gate), not the destination's doing.
+    "destination-busy",
+    "destination-ceiling",
 ]
 
 DEADLINE_REASON = "the server did not answer within the total time limit"
 
-_TRANSIENT_CODES = frozenset({"dns-failure", "connect-failed", "timeout", "protocol-error"})
+_TRANSIENT_CODES = frozenset(
+    {
+        "dns-failure",
+        "connect-failed",
+        "timeout",
+        "protocol-error",
+        "destination-busy",
+        "destination-ceiling",
+    }
+)
+# Refusals by the registry's own limits: the destination did nothing wrong.
+REGISTRY_LIMIT_CODES = frozenset({"destination-busy", "destination-ceiling"})
 _TRANSIENT_STATUSES = frozenset({408, 429})
 
 

@@ -147,15 +147,24 @@ def _dial_address(ip: Address) -> str:
     return str(ip)
 
 
-class PinningBackend(httpcore.NetworkBackend):
-    """Decides every TCP destination: resolve once, refuse on any bad answer, dial checked IPs."""
+class Resolutions:
+    """The checked addresses of each (host, port) one fetch asks for, looked up once: the
+    politeness gate names the destination by them before the request, and the backend dials
+    exactly them (a second lookup could answer otherwise)."""
 
-    def __init__(self, policy: FetchPolicy, deadline: float) -> None:
+    def __init__(self, policy: FetchPolicy) -> None:
         self._policy = policy
-        self._deadline = deadline
-        self._inner = httpcore.SyncBackend()
+        self._known: dict[tuple[str, int], list[Address]] = {}
 
-    def _addresses(self, host: str, port: int, timeout: float) -> list[Address]:
+    def addresses(self, host: str, port: int, timeout: float) -> list[Address]:
+        key = (host.rstrip(".").lower(), port)
+        if key not in self._known:
+            addresses = self._lookup(host, port, timeout)
+            self._check(host, port, addresses)
+            self._known[key] = addresses
+        return self._known[key]
+
+    def _lookup(self, host: str, port: int, timeout: float) -> list[Address]:
         literal = parse_ip_literal(host)
         if literal is not None:
             return [literal]  # IP literals skip DNS but not the checks
@@ -183,6 +192,17 @@ class PinningBackend(httpcore.NetworkBackend):
                     f"port {port} is not allowed (allowed: {format_ports(policy.allowed_ports)})",
                 )
 
+
+class PinningBackend(httpcore.NetworkBackend):
+    """Decides every TCP destination: resolve once, refuse on any bad answer, dial checked IPs."""
+
+    def __init__(
+        self, policy: FetchPolicy, deadline: float, resolutions: Resolutions | None = None
+    ) -> None:
+        self._deadline = deadline
+        self._resolutions = resolutions or Resolutions(policy)
+        self._inner = httpcore.SyncBackend()
+
     def connect_tcp(
         self,
         host: str,
@@ -192,8 +212,7 @@ class PinningBackend(httpcore.NetworkBackend):
         socket_options: Iterable[httpcore.SOCKET_OPTION] | None = None,
     ) -> httpcore.NetworkStream:
         connect_timeout = _clamp_timeout(timeout, self._deadline, httpcore.ConnectTimeout)
-        addresses = self._addresses(host, port, connect_timeout)
-        self._check(host, port, addresses)
+        addresses = self._resolutions.addresses(host, port, connect_timeout)
         last_error: Exception | None = None
         for ip in addresses[:_MAX_ADDRESSES_TRIED]:
             try:

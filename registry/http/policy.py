@@ -33,6 +33,13 @@ class FetchPolicy:
     total_timeout: float = 20.0
     user_agent: str = DEFAULT_USER_AGENT
     max_redirects: int = 3
+    # The politeness gate (registry.http.gate): the gap between request starts at one
+    # destination, the requests one destination may receive in a clock hour (0: no ceiling),
+    # and how long a request may sleep for its turn before it is refused as busy. Off for a
+    # policy built by hand; from_settings() turns it on.
+    min_gap: float = 0.0
+    hourly_limit: int = 0
+    max_wait: float = 5.0
     # Test hook: (host, port) -> IP strings. None means the system resolver.
     resolver: Resolver | None = None
     # Trust store override (tests with a throwaway CA). None means the default CA bundle.
@@ -67,4 +74,7 @@ class FetchPolicy:
             read_timeout=settings.REGISTRY_FETCH_READ_TIMEOUT,
             total_timeout=settings.REGISTRY_FETCH_TOTAL_TIMEOUT,
             user_agent=settings.REGISTRY_USER_AGENT,
+            min_gap=settings.REGISTRY_ORIGIN_MIN_GAP_SECONDS,
+            hourly_limit=settings.REGISTRY_DESTINATION_HOURLY_LIMIT,
+            max_wait=settings.REGISTRY_DESTINATION_MAX_WAIT_SECONDS,
         )

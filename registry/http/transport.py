@@ -11,7 +11,7 @@ import httpx
 
 from registry.http.body import ACCEPT_ENCODING
 from registry.http.errors import translate_error
-from registry.http.pinning import PinningBackend
+from registry.http.pinning import PinningBackend, Resolutions
 from registry.http.policy import FetchPolicy
 
 ACCEPT = "application/json, application/*+json;q=0.9, */*;q=0.1"
@@ -51,7 +51,9 @@ class PinnedTransport(httpx.BaseTransport):
     way to get one (reference 3.1).
     """
 
-    def __init__(self, policy: FetchPolicy, deadline: float) -> None:
+    def __init__(
+        self, policy: FetchPolicy, deadline: float, resolutions: Resolutions | None = None
+    ) -> None:
         self._deadline = deadline
         self._pool = httpcore.ConnectionPool(
             ssl_context=policy.ssl_context or _default_ssl_context(),
@@ -60,7 +62,7 @@ class PinnedTransport(httpx.BaseTransport):
             http1=True,
             http2=False,
             retries=0,
-            network_backend=PinningBackend(policy, deadline),
+            network_backend=PinningBackend(policy, deadline, resolutions),
         )
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:
@@ -97,11 +99,13 @@ class PinnedTransport(httpx.BaseTransport):
         self._pool.close()
 
 
-def build_client(policy: FetchPolicy, deadline: float) -> httpx.Client:
+def build_client(
+    policy: FetchPolicy, deadline: float, resolutions: Resolutions | None = None
+) -> httpx.Client:
     # One client per fetch: the backend carries this fetch's deadline, and no pooled
     # connection outlives it (pools must not cross a Celery fork either).
     return httpx.Client(
-        transport=PinnedTransport(policy, deadline),
+        transport=PinnedTransport(policy, deadline, resolutions),
         trust_env=False,  # no proxies (they would defeat pinning) and no .netrc
         follow_redirects=False,
         timeout=httpx.Timeout(
