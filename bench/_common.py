@@ -32,6 +32,10 @@ def bench_env(database_url: str, **extra: str) -> dict[str, str]:
         DJANGO_DEBUG="false",
         DJANGO_SECRET_KEY=env.get("DJANGO_SECRET_KEY") or BENCH_SECRET,
         REGISTRY_LOG_LEVEL=env.get("REGISTRY_LOG_LEVEL") or "WARNING",
+        # Every bench server is on 127.0.0.1, one destination to the politeness gate
+        # (registry/http/gate.py): off unless a bench measures it (bench/amplification.py).
+        REGISTRY_ORIGIN_MIN_GAP_SECONDS=env.get("REGISTRY_ORIGIN_MIN_GAP_SECONDS") or "0",
+        REGISTRY_DESTINATION_HOURLY_LIMIT=env.get("REGISTRY_DESTINATION_HOURLY_LIMIT") or "0",
     )
     env.update(extra)
     return env

@@ -21,7 +21,7 @@ LOOPBACK = [ipaddress.ip_network("127.0.0.0/8"), ipaddress.ip_network("::1/128")
 # Every test server listens on 127.0.0.1, one destination to the politeness gate
 # (registry/http/gate.py): with its production gap and hourly ceiling, the suite's requests would
 # queue behind each other. Off here and in every server and worker the tests start (they
-# inherit this environment); tests/http/test_gate.py and the bench turn it on.
+# inherit this environment); tests/test_politeness_gate.py turns it on.
 os.environ.setdefault("REGISTRY_ORIGIN_MIN_GAP_SECONDS", "0")
 os.environ.setdefault("REGISTRY_DESTINATION_HOURLY_LIMIT", "0")
 
