@@ -18,7 +18,9 @@ twentieth of the rate (16 at most), and it is sent at once when it is full, when
 than :data:`SYNC_SECONDS`, or when the client nears its limit, so a busy client costs one
 round trip per batch rather than one per request, and a client over its rate is stopped within
 one batch per process (exactly, for rates under 40 a window). When the cache is down the limits
-fail open and the log says so: a read must not fail because a counter could not be kept.
+fail open and the log says so: a read must not fail because a counter could not be kept. A
+request waits for a Redis that is away at most once per few seconds per process
+(registry/redis_breaker.py); the requests after it go on at once, uncounted.
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from registry import metrics
 from registry.errors import PROBLEM_CONTENT_TYPE, problem_type
 from registry.rates import Rate
+from registry.redis_breaker import Unavailable
 
 logger = logging.getLogger(__name__)
 
@@ -202,11 +205,12 @@ def hit(scope: str, client: str, rate: Rate | None) -> float:
         if due:
             try:
                 _send(f"limit:{scope}:{client}:{window}", counter, rate.seconds + 1)
-            except Exception:
+            except Exception as exc:
                 counter.pending = 0
-                logger.warning(
-                    "rate limit %s not applied: the cache is unreachable", scope, exc_info=True
-                )
+                if not isinstance(exc, Unavailable):  # the breaker has said so once already
+                    logger.warning(
+                        "rate limit %s not applied: the cache is unreachable", scope, exc_info=True
+                    )
                 return 0.0
             counter.synced_at = now
         count = counter.known + counter.pending

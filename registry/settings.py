@@ -225,12 +225,21 @@ SPECTACULAR_SETTINGS = {
 }
 
 # --- Cache (throttle counters, JWKS documents) ------------------------------------------------
+# Every call waits at most 1 s for Redis (redis-py's default is 5 s), and once Redis has failed
+# the calls of the next 3 s fail at once (registry/redis_breaker.py, docs/security.md).
+_REDIS_CACHE_OPTIONS: dict[str, Any] = {
+    "pool_class": "registry.redis_breaker.ConnectionPool",
+    "socket_connect_timeout": 1,
+    "socket_timeout": 1,
+}
+CACHES: dict[str, dict[str, Any]]
 if env_optional("REDIS_URL") is not None:
     CACHES = {
         "default": {
             "BACKEND": "django.core.cache.backends.redis.RedisCache",
             "LOCATION": env_str("REDIS_CACHE_URL", env_str("REDIS_URL", "")),
             "KEY_PREFIX": "registry",
+            "OPTIONS": _REDIS_CACHE_OPTIONS,
         },
         # Anonymous A2A tasks: a key space of their own, bounded (REGISTRY_A2A_* below); point
         # REGISTRY_A2A_CACHE_URL at a Redis with `maxmemory` to keep them off the broker's.
@@ -240,7 +249,7 @@ if env_optional("REDIS_URL") is not None:
                 "REGISTRY_A2A_CACHE_URL", env_str("REDIS_CACHE_URL", env_str("REDIS_URL", ""))
             ),
             "KEY_PREFIX": "registry-a2a",
-            "OPTIONS": {"socket_connect_timeout": 2, "socket_timeout": 2},
+            "OPTIONS": {**_REDIS_CACHE_OPTIONS, "socket_connect_timeout": 2, "socket_timeout": 2},
         },
     }
 else:

@@ -10,6 +10,7 @@ from rest_framework.throttling import UserRateThrottle
 
 from registry import metrics
 from registry.limits import client_address
+from registry.redis_breaker import Unavailable
 
 logger = logging.getLogger(__name__)
 
@@ -36,8 +37,9 @@ class SubmissionRateThrottle(UserRateThrottle):
         self.num_requests, self.duration = self.parse_rate(self.rate)
         try:
             allowed = super().allow_request(request, view)
-        except Exception:  # the cache (Redis) is down: a submission must not fail for it
-            logger.warning("rate limit not applied: the cache is unreachable", exc_info=True)
+        except Exception as exc:  # the cache (Redis) is down: a submission must not fail for it
+            if not isinstance(exc, Unavailable):  # the breaker has said so once already
+                logger.warning("rate limit not applied: the cache is unreachable", exc_info=True)
             return True
         if not allowed:
             metrics.refused(self.scope)

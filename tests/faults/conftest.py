@@ -55,6 +55,7 @@ def private_redis(
 ) -> Iterator[PrivateRedis]:
     redis = _private_services[1]
     yield redis
+    redis.resume()
     if redis.process is None:
         redis.start()
 

@@ -178,6 +178,7 @@ class PrivateRedis:
         self.port = free_port()
         self.root = Path(tempfile.mkdtemp(prefix="registry-faults-redis-"))
         self.process: subprocess.Popen[bytes] | None = None
+        self.paused = False
 
     @property
     def url(self) -> str:
@@ -198,9 +199,22 @@ class PrivateRedis:
 
     def stop(self) -> None:
         if self.process is not None:
+            self.resume()
             self.process.kill()
             self.process.wait(10)
             self.process = None
+
+    def pause(self) -> None:
+        """Hang it (``SIGSTOP``): connections are still accepted by the kernel, nothing is
+        answered, as a Redis stuck or unreachable behind a silent network looks."""
+        assert self.process is not None
+        self.process.send_signal(signal.SIGSTOP)
+        self.paused = True
+
+    def resume(self) -> None:
+        if self.process is not None and self.paused:
+            self.process.send_signal(signal.SIGCONT)
+        self.paused = False
 
     def close(self) -> None:
         self.stop()

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+import redis
 
 from tests.factories import minimal_card
 from tests.faults.services import PrivateRedis, Registry, wait_until
@@ -97,3 +98,47 @@ def test_the_api_and_the_worker_ride_out_repeated_redis_outages(
 
     assert wait_until(crawled, timeout=90, step=0.5), f"no crawl after the outages; {stack.logs}"
     assert worker.poll() is None
+
+
+def _tools_list(base: str) -> float:
+    """Seconds an anonymous MCP ``tools/list`` takes; it must be answered."""
+    started = time.monotonic()
+    answer = httpx.post(
+        base + "/mcp",
+        json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+        headers={"accept": "application/json, text/event-stream"},
+        timeout=30,
+    )
+    took = time.monotonic() - started
+    assert answer.status_code == 200, answer.text[:300]
+    assert answer.json()["result"]["tools"], answer.text[:300]
+    return took
+
+
+@pytest.mark.parametrize("outage", ["hung", "stopped"])
+def test_mcp_waits_for_an_absent_redis_once_not_on_every_request(
+    stack: Registry, private_redis: PrivateRedis, outage: str
+) -> None:
+    """``/mcp`` under uvicorn with the production default's anonymous limit (its one Redis
+    call). Redis hung (``SIGSTOP``: connections accepted, nothing answered) or stopped: the
+    first ``tools/list`` waits at most the cache's timeout (1 s), the next ones not at all
+    (registry/redis_breaker.py). Before: 5.0 to 5.5 s each while hung (redis-py's 5 s)."""
+    base = stack.serve(REGISTRY_ANON_RATE="600/minute")
+    assert _tools_list(base) < 3.0  # warm: Redis answers
+    if outage == "hung":
+        private_redis.pause()
+    else:
+        private_redis.stop()
+    first = _tools_list(base)
+    then = [_tools_list(base) for _ in range(5)]
+    assert first < 2.0, (first, then)
+    assert max(then) < 0.5, (first, then)
+    if outage == "hung":
+        private_redis.resume()
+    else:
+        private_redis.start()
+    time.sleep(3.5)  # the breaker lets a call through again within 3 s
+    client = redis.Redis(host="127.0.0.1", port=private_redis.port, socket_timeout=2)
+    client.delete(*client.keys("*limit:anon:*") or ["none"])
+    assert max(_tools_list(base) for _ in range(3)) < 0.5
+    assert client.keys("*limit:anon:*"), "the limiter does not count in Redis again"
