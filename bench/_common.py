@@ -35,6 +35,7 @@ def bench_env(database_url: str, **extra: str) -> dict[str, str]:
         # Every bench server is on 127.0.0.1, one destination to the politeness gate
         # (registry/http/gate.py): off unless a bench measures it (bench/amplification.py).
         REGISTRY_ORIGIN_MIN_GAP_SECONDS=env.get("REGISTRY_ORIGIN_MIN_GAP_SECONDS") or "0",
+        REGISTRY_DESTINATION_MIN_GAP_SECONDS=env.get("REGISTRY_DESTINATION_MIN_GAP_SECONDS") or "0",
         REGISTRY_DESTINATION_HOURLY_LIMIT=env.get("REGISTRY_DESTINATION_HOURLY_LIMIT") or "0",
     )
     env.update(extra)

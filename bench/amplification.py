@@ -166,6 +166,7 @@ def main() -> None:
         ALLOWED_HOSTS="testserver,127.0.0.1,localhost",
         # The production politeness, unless the environment sets its own.
         REGISTRY_ORIGIN_MIN_GAP_SECONDS=_env("REGISTRY_ORIGIN_MIN_GAP_SECONDS", "1"),
+        REGISTRY_DESTINATION_MIN_GAP_SECONDS=_env("REGISTRY_DESTINATION_MIN_GAP_SECONDS", "1"),
         REGISTRY_DESTINATION_HOURLY_LIMIT=_env("REGISTRY_DESTINATION_HOURLY_LIMIT", "1200"),
     )
     import redis

@@ -352,8 +352,12 @@ REGISTRY_LIVE_CONNECT_TIMEOUT = env_float("REGISTRY_LIVE_CONNECT_TIMEOUT", 3.0)
 REGISTRY_LIVE_READ_TIMEOUT = env_float("REGISTRY_LIVE_READ_TIMEOUT", 5.0)
 REGISTRY_LIVE_REQUEST_TIMEOUT = env_float("REGISTRY_LIVE_REQUEST_TIMEOUT", 8.0)
 REGISTRY_LIVE_MAX_BYTES = env_int("REGISTRY_LIVE_MAX_BYTES", 256 * 1024, minimum=1024)
-# One agent's whole run: checks left when it is spent are skipped, with the reason.
-REGISTRY_LIVE_RUN_SECONDS = env_float("REGISTRY_LIVE_RUN_SECONDS", 30.0)
+# One agent's whole run: checks left when it is spent are skipped, with the reason. Generous:
+# every request may first wait its turn at the destination's politeness gate (1 s apart).
+REGISTRY_LIVE_RUN_SECONDS = env_float("REGISTRY_LIVE_RUN_SECONDS", 60.0)
+# At most this many interfaces are checked an agent (one per origin, binding and version); the
+# others are reported as skipped, with the reason.
+REGISTRY_LIVE_MAX_INTERFACES = env_int("REGISTRY_LIVE_MAX_INTERFACES", 4, minimum=1)
 # Messages (only for agents whose owner opted in): at most this many an agent a UTC day.
 REGISTRY_LIVE_MESSAGES_PER_DAY = env_int("REGISTRY_LIVE_MESSAGES_PER_DAY", 6, minimum=0)
 # POST /api/v1/agents/{id}/probe: at most once in this many seconds an agent.
@@ -380,13 +384,32 @@ REGISTRY_SWEEP_BATCH = env_int("REGISTRY_SWEEP_BATCH", 500, minimum=1)
 # Due agents per crawl task: the sweep queues them in batches (one message, one hand-off to a
 # worker process and one acknowledgement each); 1 queues every crawl on its own.
 REGISTRY_CRAWL_BATCH = env_int("REGISTRY_CRAWL_BATCH", 8, minimum=1)
-# How long a sweep's claim keeps an agent out of later sweeps: when the worker holding its
-# crawl dies, the agent is due again after this (docs/crawling.md, "Faults"; docs/deploy.md).
+# How long a sweep's claim (or a submission's queued crawl) keeps an agent out of later sweeps
+# while its crawl waits in the queue; a message lost with Redis is swept again after this
+# (docs/crawling.md, "Faults"; docs/deploy.md).
 REGISTRY_CRAWL_LEASE_SECONDS = env_int("REGISTRY_CRAWL_LEASE_SECONDS", 600, minimum=10)
+# Once its crawl runs, the row is held for this long, renewed every third of it while the crawl
+# goes on: a crawl whose worker is killed, or cancelled when Redis goes away, is due again
+# this long after its worker last renewed it (cards/scheduling.py).
+REGISTRY_CRAWL_RUNNING_LEASE_SECONDS = env_int(
+    "REGISTRY_CRAWL_RUNNING_LEASE_SECONDS", 90, minimum=3
+)
 REGISTRY_SWEEP_INTERVAL_SECONDS = env_float("REGISTRY_SWEEP_INTERVAL_SECONDS", 30.0)
 # Politeness towards each origin, shared by all workers through Redis.
 REGISTRY_ORIGIN_CONCURRENCY = env_int("REGISTRY_ORIGIN_CONCURRENCY", 2, minimum=1)
 REGISTRY_ORIGIN_MIN_GAP_SECONDS = env_float("REGISTRY_ORIGIN_MIN_GAP_SECONDS", 1.0, allow_zero=True)
+# The politeness gate every outbound request passes (registry/http/gate.py, docs/fetch-policy.md):
+# a gap between request starts at one destination (its origin and each address it resolves to;
+# by default the origin gap above), at most this many requests to one destination in a clock
+# hour across every agent and account (0: no ceiling), and how long a request may sleep for its
+# turn before it is refused as busy (the crawl or check is deferred, never failed).
+REGISTRY_DESTINATION_MIN_GAP_SECONDS = env_float(
+    "REGISTRY_DESTINATION_MIN_GAP_SECONDS", REGISTRY_ORIGIN_MIN_GAP_SECONDS, allow_zero=True
+)
+REGISTRY_DESTINATION_HOURLY_LIMIT = env_int("REGISTRY_DESTINATION_HOURLY_LIMIT", 1200, minimum=0)
+REGISTRY_DESTINATION_MAX_WAIT_SECONDS = env_float(
+    "REGISTRY_DESTINATION_MAX_WAIT_SECONDS", 5.0, allow_zero=True
+)
 # New agents start approved (an open registry; curators hide or reject) unless this is false.
 REGISTRY_AUTO_APPROVE = env_bool("REGISTRY_AUTO_APPROVE", True)
 # ARD (docs/ard.md): peer registries for federated search, and how long `auto` waits for them.
@@ -399,15 +422,6 @@ REGISTRY_IMPORT_MAX_URLS = env_int("REGISTRY_IMPORT_MAX_URLS", 10000, minimum=1)
 # a URL); longer lists go in a document ({"url": ...}), up to REGISTRY_IMPORT_MAX_URLS.
 REGISTRY_IMPORT_INLINE_MAX_URLS = env_int("REGISTRY_IMPORT_INLINE_MAX_URLS", 1000, minimum=1)
 
-# The politeness gate every outbound request passes (registry/http/gate.py, docs/fetch-policy.md):
-# the gap above between request starts at one destination (its origin and each address it
-# resolves to), at most this many requests to one destination in a clock hour across every
-# agent and account (0: no ceiling), and how long a request may sleep for its turn before it is
-# refused as busy (the crawl or check is deferred, never failed).
-REGISTRY_DESTINATION_HOURLY_LIMIT = env_int("REGISTRY_DESTINATION_HOURLY_LIMIT", 1200, minimum=0)
-REGISTRY_DESTINATION_MAX_WAIT_SECONDS = env_float(
-    "REGISTRY_DESTINATION_MAX_WAIT_SECONDS", 5.0, allow_zero=True
-)
 # --- Semantic search (docs/search.md) ---------------------------------------------------------
 # auto: embed agents and rank `mode=semantic` searches when the model package is installed
 # (lexical otherwise, said once in the log); off: always lexical.

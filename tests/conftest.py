@@ -23,6 +23,7 @@ LOOPBACK = [ipaddress.ip_network("127.0.0.0/8"), ipaddress.ip_network("::1/128")
 # queue behind each other. Off here and in every server and worker the tests start (they
 # inherit this environment); tests/test_politeness_gate.py turns it on.
 os.environ.setdefault("REGISTRY_ORIGIN_MIN_GAP_SECONDS", "0")
+os.environ.setdefault("REGISTRY_DESTINATION_MIN_GAP_SECONDS", "0")
 os.environ.setdefault("REGISTRY_DESTINATION_HOURLY_LIMIT", "0")
 
 
@@ -112,6 +113,7 @@ def _no_politeness_gate(settings: Any) -> None:
     from registry.http import gate
 
     settings.REGISTRY_ORIGIN_MIN_GAP_SECONDS = 0
+    settings.REGISTRY_DESTINATION_MIN_GAP_SECONDS = 0
     settings.REGISTRY_DESTINATION_HOURLY_LIMIT = 0
     gate.reset_memory()
 

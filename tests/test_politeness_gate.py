@@ -204,7 +204,7 @@ def test_without_redis_the_gate_is_kept_in_the_process(
 
 
 def test_the_production_policy_has_the_gate_on(settings: Any) -> None:
-    settings.REGISTRY_ORIGIN_MIN_GAP_SECONDS = 1.0
+    settings.REGISTRY_DESTINATION_MIN_GAP_SECONDS = 1.0
     settings.REGISTRY_DESTINATION_HOURLY_LIMIT = 1200
     production = FetchPolicy.from_settings()
     assert production.min_gap == 1.0
@@ -235,7 +235,7 @@ def test_a_crawl_the_gate_refuses_is_deferred_and_changes_nothing_else(
 
     url = card_server.serve("/card.json", json.dumps(minimal_card()).encode())
     agent = Agent.objects.create(url=url, card_url=url)
-    settings.REGISTRY_ORIGIN_MIN_GAP_SECONDS = 60
+    settings.REGISTRY_DESTINATION_MIN_GAP_SECONDS = 60
     settings.REGISTRY_DESTINATION_MAX_WAIT_SECONDS = 0.2
     assert crawling.agent_crawl(agent_id=agent.pk) == "stored"
     attempts = CrawlAttempt.objects.filter(agent=agent).count()
@@ -264,6 +264,7 @@ def test_an_import_on_one_address_is_spaced_by_the_gate_across_workers(
     from rest_framework.test import APIClient
 
     import tests.workers
+    from cards import imports
     from cards.models import ImportJob
     from tests.factories import minimal_card
     from tests.workers import worker_env
@@ -274,6 +275,7 @@ def test_an_import_on_one_address_is_spaced_by_the_gate_across_workers(
         lambda url: {
             **worker_env(url),
             "REGISTRY_ORIGIN_MIN_GAP_SECONDS": "1",
+            "REGISTRY_DESTINATION_MIN_GAP_SECONDS": "1",
             "REGISTRY_DESTINATION_MAX_WAIT_SECONDS": "30",
         },
     )
@@ -307,7 +309,7 @@ def test_an_import_on_one_address_is_spaced_by_the_gate_across_workers(
             job.refresh_from_db()
             return job.status == ImportJob.Status.COMPLETED
 
-        assert wait_for(finished, timeout=120)
+        assert wait_for(finished, timeout=180), (imports.outcome_counts(job), arrivals)
     assert len(arrivals) == 8
     spaced = gaps(sorted(arrivals))
     assert min(spaced) >= 0.7, spaced

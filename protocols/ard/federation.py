@@ -189,6 +189,11 @@ def ask_peers(request: dict[str, Any]) -> list[dict[str, Any]]:
         connect_timeout=min(deadline, 5.0),
         read_timeout=min(deadline, 10.0),
         max_bytes=512 * 1024,
+        # Peers are registries the operator chose, asked on a reader's behalf (who is held to
+        # the registry's own request limits): no per-destination gap or ceiling, which would
+        # turn a busy hour's searches into refusals (docs/fetch-policy.md, "Politeness").
+        min_gap=0.0,
+        hourly_limit=0,
     )
     pool = ThreadPoolExecutor(max_workers=min(8, len(targets)))
     futures = {pool.submit(_ask, peer, request, policy): peer for peer in targets}

@@ -180,7 +180,7 @@ _redis_down_until = 0.0
 def _redis_client(url: str) -> Any:
     import redis
 
-    return redis.Redis.from_url(url, socket_timeout=0.5, socket_connect_timeout=0.5)
+    return redis.Redis.from_url(url, socket_timeout=1, socket_connect_timeout=1)
 
 
 def _redis() -> Any | None:

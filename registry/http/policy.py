@@ -74,7 +74,7 @@ class FetchPolicy:
             read_timeout=settings.REGISTRY_FETCH_READ_TIMEOUT,
             total_timeout=settings.REGISTRY_FETCH_TOTAL_TIMEOUT,
             user_agent=settings.REGISTRY_USER_AGENT,
-            min_gap=settings.REGISTRY_ORIGIN_MIN_GAP_SECONDS,
+            min_gap=settings.REGISTRY_DESTINATION_MIN_GAP_SECONDS,
             hourly_limit=settings.REGISTRY_DESTINATION_HOURLY_LIMIT,
             max_wait=settings.REGISTRY_DESTINATION_MAX_WAIT_SECONDS,
         )
