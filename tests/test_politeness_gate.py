@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 from django.conf import settings as django_settings
+from django.contrib.auth import get_user_model
 from django.utils import timezone
 
 from registry.http import FetchError, FetchPolicy, fetch, gate
@@ -313,3 +314,96 @@ def test_an_import_on_one_address_is_spaced_by_the_gate_across_workers(
     assert len(arrivals) == 8
     spaced = gaps(sorted(arrivals))
     assert min(spaced) >= 0.7, spaced
+
+
+def _jsonrpc_error(handler: Any) -> Reply:
+    """An A2A endpoint that knows no task: every call is answered with TaskNotFoundError."""
+    length = int(handler.headers.get("Content-Length") or 0)
+    try:
+        request_id = json.loads(handler.rfile.read(length) or b"{}").get("id")
+    except ValueError:
+        request_id = None
+    error = {"code": -32001, "message": "task not found"}
+    return Reply(body=json.dumps({"jsonrpc": "2.0", "id": request_id, "error": error}).encode())
+
+
+@pytest.mark.celery_worker
+def test_two_accounts_cards_of_thousands_of_interfaces_cost_their_host_little(
+    fresh_gate: None,
+    start_worker: Any,
+    loopback_allowed: None,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Two accounts each register a card declaring 2,000 interfaces on one host and ask for its
+    live checks, through a real worker: the host receives a few requests, a gap apart, not the
+    thousands it did (2,000 interfaces gave 8,000 requests)."""
+    from rest_framework.authtoken.models import Token
+    from rest_framework.test import APIClient
+
+    import tests.workers
+    from cards.models import Agent
+    from tests.factories import minimal_card
+    from tests.workers import worker_env
+
+    monkeypatch.setattr(
+        tests.workers,
+        "worker_env",
+        lambda url: {
+            **worker_env(url),
+            "REGISTRY_DESTINATION_MIN_GAP_SECONDS": "0.2",
+            "REGISTRY_DESTINATION_MAX_WAIT_SECONDS": "30",
+            "REGISTRY_LIVE_PROBE_COOLDOWN_SECONDS": "0",
+        },
+    )
+    arrivals: list[float] = []
+    with running_server() as host:
+        original = host.httpd.RequestHandlerClass.do_GET
+
+        def counted(handler: Any) -> None:
+            arrivals.append(time.monotonic())
+            original(handler)
+
+        host.httpd.RequestHandlerClass.do_GET = counted  # type: ignore[method-assign]
+        interfaces = [
+            {"url": host.url(f"/a2a/{n}"), "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}
+            for n in range(2000)
+        ]
+        for n in range(2000):
+            host.routes[f"/a2a/{n}"] = _jsonrpc_error
+        clients = []
+        for name in ("alice", "bob"):
+            user = get_user_model().objects.create_user(username=name)
+            client = APIClient()
+            client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=user).key}")
+            body = json.dumps(minimal_card(name=name, supportedInterfaces=interfaces)).encode()
+            clients.append((client, host.serve(f"/{name}.json", body)))
+        start_worker(pool="threads", concurrency=4, live=True)
+        ids = []
+        for client, url in clients:
+            answer = client.post("/api/v1/agents", {"url": url}, format="json")
+            assert answer.status_code == 202, answer.content
+            ids.append(answer.json()["id"])
+
+        def crawled() -> bool:
+            return Agent.objects.filter(pk__in=ids, latest_snapshot__isnull=False).count() == 2
+
+        assert wait_for(crawled, timeout=120)
+        asked = time.monotonic()
+        for (client, _), agent_id in zip(clients, ids, strict=True):
+            assert client.post(f"/api/v1/agents/{agent_id}/probe").status_code == 202
+
+        def checked() -> bool:
+            rows = Agent.objects.filter(pk__in=ids).values_list("live", flat=True)
+            return all((live or {}).get("checked_at") for live in rows)
+
+        assert wait_for(checked, timeout=180)
+        probed = [t for t in arrivals if t >= asked]
+    # Each probe checks the one distinct interface (origin, binding and version): a handful of
+    # requests, and every request a gap after the one before, whichever account caused it.
+    assert 0 < len(probed) <= 2 * 8, len(probed)
+    assert len(arrivals) <= 40, len(arrivals)
+    assert min(gaps(sorted(arrivals))) >= 0.12, gaps(sorted(arrivals))
+    for agent_id in ids:
+        live = Agent.objects.get(pk=agent_id).live
+        skipped = [c for c in live["checks"] if c["outcome"] == "skip"]
+        assert any("1,999" in c["detail"] or "1999" in c["detail"] for c in skipped), skipped
