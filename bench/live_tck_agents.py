@@ -1,13 +1,15 @@
 """The agents bench/live_tck_compare.py runs: real agents nobody here wrote, started from their
-own checkouts under ``--ext`` on 127.0.0.1, each on free ports.
+own checkouts under ``--ext`` on 127.0.0.1, each on free ports (and, for reference, the
+registry's own test agents).
 
 Nothing of theirs is in this repository. The checkouts and their virtualenvs are made by hand
 (docs/live-checks.md, "Agreement with the A2A TCK", lists the commands); an agent whose
 checkout or interpreter is missing is reported as not run, with the reason.
 
 Two sets: ``tuned`` (agents the live checks' verdicts were adjusted against: a2a-python's
-sample and its TCK SUT agent) and ``held-out`` (nobody looked at them while tuning: a2a-samples'
-helloworld at a2a-sdk 1.1 and 0.3, a2a-js's samples).
+sample and its TCK SUT agent, and the registry's own test agents of tests/live/agents.py) and
+``held-out`` (nobody looked at them while tuning: a2a-samples' helloworld at a2a-sdk 1.1 and
+0.3, the 0.3.x TCK's own python-sut agent, a2a-js's samples).
 """
 
 from __future__ import annotations
@@ -16,6 +18,8 @@ import os
 import signal
 import socket
 import subprocess
+import sys
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -25,17 +29,33 @@ import httpx
 
 CARD_PATH = "/.well-known/agent-card.json"
 
-# Runs a2a-samples' helloworld ``__main__.py`` as its README does, on another port: the sample
-# writes its port (9999) into the card and into uvicorn.run, so the source is read, that number
-# replaced by ours, and executed as ``__main__`` from the sample's directory.
+# Runs a sample's ``__main__.py`` (a2a-samples' helloworld, the 0.3.x TCK's python-sut) as its
+# README does, on another port: the sample writes its port (9999) into the card and into
+# uvicorn.run, so the source is read, that number replaced by ours (and a 0.0.0.0 bind by
+# 127.0.0.1), and executed as ``__main__`` from the sample's directory.
 _HELLOWORLD = """
 import os, sys
 port = sys.argv[1]
-source = open("__main__.py").read().replace("9999", port)
+source = open("__main__.py").read().replace("9999", port).replace("0.0.0.0", "127.0.0.1")
 sys.argv = ["__main__.py"]
 sys.path.insert(0, os.getcwd())
 exec(compile(source, "__main__.py", "exec"), {"__name__": "__main__"})
 """
+
+
+# The registry's own test agents (tests/live/agents.py), in this repository's venv: each prints
+# its origin, then serves until its stdin closes.
+_OWN = """
+import logging, sys
+logging.disable(logging.CRITICAL)
+from tests.live.agents import handmade_agent, sdk_agent
+make = {"sdk-1.0": lambda: sdk_agent("1.0"), "sdk-0.3": lambda: sdk_agent("0.3"),
+        "handmade": handmade_agent}[sys.argv[1]]
+with make() as agent:
+    print(agent.base_url, flush=True)
+    sys.stdin.read()
+"""
+ROOT = Path(__file__).resolve().parent.parent
 
 
 @dataclass
@@ -54,6 +74,7 @@ class AgentSpec:
     launch: Callable[[list[int]], Launch]
     ports: int = 1  # how many free ports the launcher takes; the first serves HTTP
     fixed_port: int | None = None  # an agent that cannot be moved off its port
+    announces: bool = False  # it picks its own port and prints its origin first
 
 
 def free_port() -> int:
@@ -104,6 +125,16 @@ def agents(ext: Path) -> list[AgentSpec]:
         directory, python = hello[version]
         return lambda ports: Launch([str(python), "-c", _HELLOWORLD, str(ports[0])], directory)
 
+    core_agent = ext / "tck-0.3" / "python-sut" / "tck_core_agent"
+
+    def tck_core(ports: list[int]) -> Launch:
+        python = hello["0.3"][1]
+        return Launch([str(python), "-c", _HELLOWORLD, str(ports[0])], core_agent)
+
+    def js_compat(ports: list[int]) -> Launch:
+        env = {"HTTP_PORT": str(ports[0]), "GRPC_PORT": str(ports[1])}
+        return Launch([str(tsx), "agents/compat-v1-server/index.ts"], samples_js, env)
+
     def js_multi(ports: list[int]) -> Launch:
         env = {"HTTP_PORT": str(ports[0]), "GRPC_PORT": str(ports[1])}
         return Launch([str(tsx), "agents/multi-transport-agent/index.ts"], samples_js, env)
@@ -113,8 +144,31 @@ def agents(ext: Path) -> list[AgentSpec]:
             [str(tsx), "agents/sample-agent/index.ts"], samples_js, {"PORT": str(ports[0])}
         )
 
+    def own(kind: str) -> Callable[[list[int]], Launch]:
+        return lambda ports: Launch([sys.executable, "-c", _OWN, kind], ROOT)
+
     js_source = f"a2a-js {git_head(ext / 'a2a-js')}"
+    tests_live = f"tests/live/agents.py {git_head(ROOT)}"
     return [
+        AgentSpec(
+            "tests/live sdk_agent 1.0 (a2a-sdk 1.3.0)",
+            "tuned",
+            tests_live,
+            [],
+            own("sdk-1.0"),
+            announces=True,
+        ),
+        AgentSpec(
+            "tests/live sdk_agent 0.3 (a2a-sdk 1.3.0)",
+            "tuned",
+            tests_live,
+            [],
+            own("sdk-0.3"),
+            announces=True,
+        ),
+        AgentSpec(
+            "tests/live handmade_agent", "tuned", tests_live, [], own("handmade"), announces=True
+        ),
         AgentSpec(
             "a2a-python sample (hello_world_agent.py)",
             "tuned",
@@ -145,6 +199,14 @@ def agents(ext: Path) -> list[AgentSpec]:
             [hello["0.3"][0], hello["0.3"][1]],
             helloworld("0.3"),
         ),
+        AgentSpec(
+            "a2a-tck 0.3.x python-sut tck_core_agent, a2a-sdk 0.3.0",
+            "held-out",
+            f"a2a-tck 0.3.x {git_head(ext / 'tck-0.3')}",
+            [core_agent, hello["0.3"][1]],
+            tck_core,
+        ),
+        AgentSpec("a2a-js compat-v1-server", "held-out", js_source, [tsx], js_compat, ports=2),
         AgentSpec("a2a-js multi-transport-agent", "held-out", js_source, [tsx], js_multi, ports=2),
         # Its card names port 41241 whatever PORT says: run only where that port is free.
         AgentSpec("a2a-js sample-agent", "held-out", js_source, [tsx], js_sample, fixed_port=41241),
@@ -163,7 +225,6 @@ class Running:
             ports = [free_port() for _ in range(spec.ports)]
         launch = spec.launch(ports)
         self.origin = f"http://127.0.0.1:{ports[0]}"
-        self.card_url = self.origin + CARD_PATH
         slug = "".join(c if c.isalnum() else "-" for c in spec.name.lower())
         self.log = log_dir / f"{slug}.log"
         env = dict(os.environ, **launch.env)
@@ -174,10 +235,16 @@ class Running:
                 launch.argv,
                 cwd=launch.cwd,
                 env=env,
-                stdout=log,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE if spec.announces else log,
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
             )
+        if spec.announces:
+            assert self.process.stdout is not None
+            self.origin = self.process.stdout.readline().decode().strip() or self.origin
+            threading.Thread(target=self._drain, daemon=True).start()
+        self.card_url = self.origin + CARD_PATH
         self._wait()
 
     def _wait(self, seconds: float = 60.0) -> None:
@@ -194,6 +261,12 @@ class Running:
             time.sleep(0.5)
         self.stop()
         raise RuntimeError(f"no card at {self.card_url} within {seconds:g} s")
+
+    def _drain(self) -> None:
+        assert self.process.stdout is not None
+        with self.log.open("ab") as log:
+            for line in self.process.stdout:
+                log.write(line)
 
     def stop(self) -> None:
         if self.process.poll() is None:

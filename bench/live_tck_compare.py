@@ -47,7 +47,7 @@ if str(ROOT) not in sys.path:
 
 from bench.live_tck_agents import CARD_PATH, Running, agents, git_head  # noqa: E402
 from bench.live_tck_faults import FAULTS, FaultProxy  # noqa: E402
-from bench.live_tck_suites import Key, tck_0_3, tck_1_0  # noqa: E402
+from bench.live_tck_suites import TESTS_0_3, Key, tck_0_3, tck_1_0  # noqa: E402
 
 DEFAULT_DATABASE_URL = "postgres://postgres@127.0.0.1:5432/registry_bench_live_tck"
 _RANK = {"fail": 3, "warn": 2, "pass": 1, "skip": 0}
@@ -151,7 +151,11 @@ def compare(label: str, group: str, origin: str, args: argparse.Namespace) -> di
     if bindings_1_0 & {"JSONRPC", "HTTP+JSON"}:
         theirs.update(tck_1_0(Path(args.tck_1_0), origin, bindings_1_0))
     theirs.update(tck_0_3(Path(args.tck_0_3), interfaces))
-    known = {key[1] for key in ours} | {key[1] for key in theirs if key[1] == "TCK-RUN"}
+    from live.transport_checks import TITLES
+
+    # The ids the registry checks (also where it checked nothing: an agent it did not call).
+    known = {key[1] for key in ours} | set(TITLES) | {"CORE-SEND-001", "TCK-RUN"}
+    known |= {check_id for check_id, _ in TESTS_0_3.values()}
     rows = []
     for key in sorted(set(ours) | {k for k in theirs if k[1] in known}):
         mine, tck = ours.get(key, ("-", "")), theirs.get(key, ("-", ""))
@@ -191,25 +195,38 @@ def print_tables(results: list[dict[str, Any]]) -> None:
         print("| TCK | id | binding | registry | TCK verdict | |")
         print("|---|---|---|---|---|---|")
         for row in result["rows"]:
+            if row["tck"] == "-":
+                continue  # the registry's alone: listed below the table
             mark = ("agree" if agrees(row) else "**disagree**") if decided(row) else "-"
             print(
                 f"| {row['branch']} | {row['id']} | {row['binding']} | {row['registry']} | "
                 f"{row['tck']} | {mark} |"
             )
+        alone = [
+            f"{r['id']} {r['binding']} {r['registry']}" for r in result["rows"] if r["tck"] == "-"
+        ]
+        print(f"\nno TCK test (registry only): {', '.join(alone) or 'none'}")
     print(
         "\n| set | agents | decided rows | agree | registry fail, TCK pass | registry pass, "
-        "TCK fail |"
+        "TCK fail | TCK only | registry only |"
     )
-    print("|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|")
     groups: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for result in results:
         groups[result["group"]].append(result)
     for group, members in groups.items():
-        rows = [row for result in members for row in result["rows"] if decided(row)]
+        every = [row for result in members for row in result["rows"]]
+        rows = [row for row in every if decided(row)]
         alarms = sum(_verdict(r["registry"]) == "fail" and r["tck"] == "pass" for r in rows)
         misses = sum(_verdict(r["registry"]) == "pass" and r["tck"] == "fail" for r in rows)
         agreed = sum(agrees(r) for r in rows)
-        print(f"| {group} | {len(members)} | {len(rows)} | {agreed} | {alarms} | {misses} |")
+        said = ("pass", "fail")
+        tck_only = sum(r["tck"] in said and _verdict(r["registry"]) not in said for r in every)
+        ours_only = sum(_verdict(r["registry"]) in said and r["tck"] not in said for r in every)
+        print(
+            f"| {group} | {len(members)} | {len(rows)} | {agreed} | {alarms} | {misses} | "
+            f"{tck_only} | {ours_only} |"
+        )
     faults = [result for result in results if result.get("expected")]
     if faults:
         print("\n| broken variant | id it breaks | registry says fail | TCK says fail |")
@@ -237,7 +254,7 @@ def print_tables(results: list[dict[str, Any]]) -> None:
 
 
 def broken(args: argparse.Namespace, log_dir: Path) -> list[dict[str, Any]]:
-    spec = agents(Path(args.ext))[0]  # a2a-python's sample
+    spec = next(a for a in agents(Path(args.ext)) if a.name.startswith("a2a-python sample"))
     results = []
     agent = Running(spec, log_dir)
     try:
@@ -336,6 +353,7 @@ def setup(args: argparse.Namespace) -> None:
         REGISTRY_LIVE_CHECKS="true",
         REGISTRY_LIVE_MESSAGES_PER_DAY="1000",
         REGISTRY_ORIGIN_MIN_GAP_SECONDS="0",
+        REGISTRY_DESTINATION_MIN_GAP_SECONDS="0",
         REGISTRY_DESTINATION_HOURLY_LIMIT="0",
     )
     from django.core.management import call_command
