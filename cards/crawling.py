@@ -416,6 +416,8 @@ def _record_not_modified(
         agent.fetch_ms = fetch_ms
         agent.updated_at = now
         health.after_success(agent, now, max_age=health.max_age_of(result.headers))
+        # A 304 carries the Cache-Control the full answer would (RFC 9110 15.4.5).
+        cache_control = {"card_cache_control": (result.headers.get("cache-control") or "")[:512]}
         _attempt(
             agent, started_at=started_at, outcome="not-modified", success=True, http_status=304
         )
@@ -424,7 +426,7 @@ def _record_not_modified(
             # The common 304: the card, its index and its signature are as they were, so the
             # crawl state and the two documents go in one UPDATE (no re-rendering).
             state = {name: getattr(agent, name) for name in store.CRAWL_STATE}
-            Agent.objects.filter(pk=agent.pk).update(**state, **documents)
+            Agent.objects.filter(pk=agent.pk).update(**state, **documents, **cache_control)
             store.forget(agent.pk)
         else:
             if report is None:  # documents of an older format, or a move out of "gone"
@@ -432,6 +434,7 @@ def _record_not_modified(
                 for name in store.CRAWL_STATE:
                     setattr(full, name, getattr(agent, name))
                 agent = full
+            agent.card_cache_control = cache_control["card_cache_control"]
             trust.record_signature(agent, report, snapshot=snapshot, now=now)
             agent.save()
     return "not-modified"
@@ -550,6 +553,7 @@ def card_ingest(
         agent.process_ms = (time.monotonic() - started) * 1000
         agent.etag = (result.etag or "")[:512]
         agent.last_modified = (result.last_modified or "")[:128]
+        agent.card_cache_control = (result.headers.get("cache-control") or "")[:512]
         health.after_success(agent, now, max_age=health.max_age_of(result.headers))
         trust.record_signature(agent, signature, snapshot=snapshot, now=now)
         agent.save()

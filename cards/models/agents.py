@@ -102,6 +102,14 @@ class Agent(models.Model):
     )
     etag = models.CharField(max_length=512, blank=True)
     last_modified = models.CharField(max_length=128, blank=True)
+    card_cache_control = models.CharField(
+        max_length=512,
+        null=True,
+        blank=True,
+        default=None,
+        help_text="The Cache-Control header of the card's last full answer ('' without one; null "
+        "before a crawl kept it). The live checks read it instead of fetching the card again.",
+    )
     next_crawl_at = models.DateTimeField(null=True, blank=True)
     lease_until = models.DateTimeField(
         null=True, blank=True, help_text="A sweep claimed the agent; it is due again after this."
