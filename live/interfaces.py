@@ -26,6 +26,11 @@ class Interface:
     def label(self) -> str:
         return f"{self.binding} {self.version} {self.url}"
 
+    def versioned(self) -> str:
+        """What its report rows name when the card declares its URL in more than one protocol
+        version (spec 3.6.2): the URL and the version."""
+        return f"{self.url} (A2A {self.version})"
+
 
 def major_minor(text: Any, default: str) -> str:
     """``0.3.0`` -> ``0.3``; anything unreadable -> ``default``."""
@@ -43,10 +48,11 @@ def binding_of(text: Any) -> str:
 
 
 def interfaces_of(card: dict[str, Any], shape: str) -> list[Interface]:
-    """Each declared interface once (the same URL and binding twice is one interface). A v0.3
-    card (``shape``) is normalised to ``supportedInterfaces`` with its own protocolVersion."""
+    """Each declared interface once (the same URL, binding and version twice is one interface;
+    one URL with two protocol versions is two, spec 3.6.2). A v0.3 card (``shape``) is
+    normalised to ``supportedInterfaces`` with its own protocolVersion."""
     default = "0.3" if shape in ("v0.2", "v0.3") else "1.0"
-    seen: set[tuple[str, str]] = set()
+    seen: set[Interface] = set()
     out: list[Interface] = []
     for item in card.get("supportedInterfaces") or []:
         if not isinstance(item, dict) or not isinstance(item.get("url"), str):
@@ -56,8 +62,8 @@ def interfaces_of(card: dict[str, Any], shape: str) -> list[Interface]:
             binding=binding_of(item.get("protocolBinding")),
             version=major_minor(item.get("protocolVersion"), default),
         )
-        if (interface.url, interface.binding) not in seen:
-            seen.add((interface.url, interface.binding))
+        if interface not in seen:
+            seen.add(interface)
             out.append(interface)
     return out
 

@@ -5,8 +5,11 @@ task (SCHEMAS-TASK, seed 000: MUST), one payload missing a required member shoul
 (SCHEMAS-INVALID, SHOULD: a miss is a warning), each artifact data part naming a declared schema
 must validate against it (SCHEMAS-OUTPUT), and where the card declares seed 002's extension the
 progress metadata must follow its schema (PROGRESS-META). One plain-text skill gets one text
-message (CORE-SEND-001). Every message carries the metadata key and header of
-docs/live-checks.md, and no more than the day's allowance is sent.
+message (CORE-SEND-001): a skill whose input modes (its own, else the card's defaults) include
+the bare ``text`` of the v0.3 samples, ``text/plain`` or any ``text/...``. When no message is sent
+at all, a ``REG-MESSAGES`` row says why. An answer too slow or too large for the registry is its
+``REG-`` row (live/limits.py), not the check's failure. Every message carries the metadata key and
+header of docs/live-checks.md, and no more than the day's allowance is sent.
 """
 
 from __future__ import annotations
@@ -22,7 +25,8 @@ from cards.models import Skill
 from live import instances, progress, store, wire
 from live.exchange import Exchange, send
 from live.interfaces import HTTP_JSON, JSONRPC, Interface
-from live.report import FAIL, MUST, PASS, SHOULD, SKIP, WARN, Check
+from live.limits import limit_row
+from live.report import FAIL, MUST, PASS, REGISTRY, SHOULD, SKIP, WARN, Check
 from registry.mediatypes import MediaTypeError, parse_media_type, schema_modes
 from schemas_app.payloads import DeclaredSchemas, check_payload
 
@@ -32,6 +36,7 @@ TITLES = {
     "SCHEMAS-OUTPUT": "Schema'd output follows its declared schema",
     "PROGRESS-META": "Progress metadata follows the extension's schema",
     "CORE-SEND-001": "SendMessage returns a Task or a Message",
+    "REG-MESSAGES": "Messages can be sent",
 }
 
 
@@ -78,6 +83,31 @@ def _check(
         exchange=exchange,
         skill=skill,
     )
+
+
+def not_sent(detail: str, interface: Interface | None = None) -> Check:
+    """The row that says why no message was sent."""
+    return Check(
+        id="REG-MESSAGES",
+        title=TITLES["REG-MESSAGES"],
+        level=REGISTRY,
+        outcome=SKIP,
+        detail=f"no message sent: {detail}",
+        interface=interface.url if interface else None,
+    )
+
+
+def _limited(
+    check_id: str, answer: Answer, interface: Interface, skill: str | None, level: str = MUST
+) -> Check | None:
+    return limit_row((check_id, TITLES[check_id], level), interface, answer.exchange, skill)
+
+
+def accepts_text(modes: list[Any] | None) -> bool:
+    """A skill takes a text message: no modes at all, the bare ``text`` (a2a-python, a2a-js
+    and v0.3 samples), or a ``text/...`` media type."""
+    found = [str(m).strip().lower() for m in modes or []]
+    return not found or any(m == "text" or m.startswith("text/") for m in found)
 
 
 def sender(interfaces: list[Interface]) -> Interface | None:
@@ -147,6 +177,9 @@ def _valid_payload(name: str, declared: DeclaredSchemas) -> tuple[Any, str] | st
 
 
 def _outcome_of_valid(answer: Answer, interface: Interface, skill: str, where: str) -> Check:
+    limited = _limited("SCHEMAS-TASK", answer, interface, skill)
+    if limited is not None:
+        return limited
     exchange = answer.exchange
     problem = exchange.problem()
     if problem:
@@ -166,6 +199,9 @@ def _outcome_of_valid(answer: Answer, interface: Interface, skill: str, where: s
 
 
 def _outcome_of_invalid(answer: Answer, interface: Interface, skill: str, missing: str) -> Check:
+    limited = _limited("SCHEMAS-INVALID", answer, interface, skill, SHOULD)
+    if limited is not None:
+        return limited
     exchange = answer.exchange
     problem = exchange.problem()
     if problem:
@@ -239,7 +275,7 @@ def run(
 ) -> list[Check]:
     interface = sender(interfaces)
     if interface is None:
-        return []
+        return [not_sent("the card has no JSON-RPC or HTTP+JSON interface to send to")]
     registry = settings.REGISTRY_BASE_URL or settings.REGISTRY_USER_AGENT
     checks: list[Check] = []
     tasks: list[tuple[str, dict[str, Any], Exchange]] = []
@@ -248,8 +284,7 @@ def run(
     for skill in skills:
         structured = _structured_input(skill)
         if not structured:
-            modes = [str(m).lower() for m in skill.input_modes or []]
-            if text_skill is None and (not modes or any(m.startswith("text/") for m in modes)):
+            if text_skill is None and accepts_text(skill.input_modes):
                 text_skill = skill
             continue
         media_type, name = structured[0]
@@ -287,6 +322,13 @@ def run(
         checks.append(_text_check(text_skill, interface, registry, allowance, limit, tasks))
     if progress.declared(card):
         checks.append(_progress_check(tasks, interface))
+    if all(c.id == "PROGRESS-META" for c in checks):  # nothing was sent, and no row says why
+        detail = (
+            "no skill takes text or an application/json;schema=X input declared by the card"
+            if skills
+            else "the card declares no skill"
+        )
+        checks.append(not_sent(detail, interface))
     return checks
 
 
@@ -304,6 +346,9 @@ def _text_check(
         return _check("CORE-SEND-001", SKIP, limit, interface, skill.skill_id)
     message = wire.text_message(interface, text[:500], "CORE-SEND-001", registry)
     answer = _send_message(interface, message, "CORE-SEND-001")
+    limited = _limited("CORE-SEND-001", answer, interface, skill.skill_id)
+    if limited is not None:
+        return limited
     problem = answer.exchange.problem()
     if problem:
         return _check("CORE-SEND-001", FAIL, problem, interface, skill.skill_id, answer.exchange)

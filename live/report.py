@@ -9,6 +9,8 @@ from live.exchange import Exchange
 
 PASS, WARN, FAIL, SKIP = "pass", "warn", "fail", "skip"
 MUST, SHOULD = "MUST", "SHOULD"
+# A row about the registry itself (a limit of its own, an interface it did not check).
+REGISTRY = "REGISTRY"
 # The agent's overall outcome.
 OVERALL_PASS, OVERALL_FAIL, NOT_CHECKED = "pass", "fail", "not-checked"
 # What the endpoint did, for health (docs/live-checks.md, "Health").
@@ -50,11 +52,14 @@ class Run:
         return check
 
     def outcome(self) -> str:
-        """fail when a check failed; pass when something was checked and nothing failed;
-        not-checked when every check was skipped (no interface the registry can check)."""
+        """fail when a check failed; pass when the agent's endpoint was checked and nothing
+        failed; not-checked when the endpoint was never judged (every interface skipped, a card
+        that requires authentication, only gRPC...), whatever the card URL's headers said."""
         outcomes = {c.outcome for c in self.checks}
         if FAIL in outcomes:
             return OVERALL_FAIL
+        if self.endpoint == NOT_CHECKED:
+            return NOT_CHECKED
         if outcomes & {PASS, WARN}:
             return OVERALL_PASS
         return NOT_CHECKED

@@ -1,8 +1,10 @@
-"""One agent's live checks: its interfaces, the card's cache headers, and (opted in) messages."""
+"""One agent's live checks: its interfaces (at most a few: live/selection.py), the card's cache
+headers as the crawl read them (live/card_cache.py), and (opted in) messages."""
 
 from __future__ import annotations
 
 import time
+from collections import Counter
 from typing import Any
 
 from django.conf import settings
@@ -10,12 +12,12 @@ from django.utils import timezone
 
 from cards.models import Agent
 from cards.rendering.documents import when
-from live import message_checks, store, transport_checks
-from live.interfaces import Interface, interfaces_of, requires_auth
+from live import message_checks, selection, store, transport_checks
+from live.card_cache import card_cache_checks
+from live.interfaces import interfaces_of, requires_auth
 from live.report import (
     ANSWERS,
     NOT_A2A,
-    SKIP,
     UNREACHABLE,
     Run,
     counts,
@@ -27,17 +29,26 @@ from schemas_app.payloads import DeclaredSchemas
 _ENDPOINT_ORDER = (ANSWERS, NOT_A2A, UNREACHABLE)
 
 
-def _skip_all(run: Run, interfaces: list[Interface], reason: str) -> None:
-    for interface in interfaces:
-        run.add(transport_checks.check("REG-INTERFACE", SKIP, reason, interface))
-
-
 def _endpoint(states: list[str]) -> str:
     """The best any interface did: one that answers A2A makes the agent reachable."""
     for state in _ENDPOINT_ORDER:
         if state in states:
             return state
     return "not-checked"
+
+
+def _no_messages(endpoint: str, *, auth: bool, due: bool) -> str | None:
+    """Why an opted-in agent is sent no message this run, or None."""
+    if auth:
+        return "the card requires authentication; the registry sends no credentials"
+    if endpoint != ANSWERS:
+        return f"no interface answered A2A (endpoint: {endpoint})"
+    if not due:
+        return (
+            "the day's messages went with its first run; the next go with the first run of "
+            "the next UTC day, or with the owner's probe"
+        )
+    return None
 
 
 def _messages_due(agent: Agent, today: str, force: bool) -> bool:
@@ -55,55 +66,57 @@ def check_agent(agent: Agent, *, force: bool = False) -> dict[str, Any]:
     card = snapshot.card if snapshot is not None and isinstance(snapshot.card, dict) else None
     run = Run()
     interfaces = interfaces_of(card, agent.shape) if card else []
+    chosen = selection.select(interfaces)
     states: list[str] = []
     auth = bool(card) and requires_auth(card or {})
     if card is None:
-        run.add(transport_checks.check("REG-INTERFACE", SKIP, "no card stored yet", None))
+        run.add(selection.row("no card stored yet", None))
     elif not interfaces:
-        reason = "the card declares no interface"
-        run.add(transport_checks.check("REG-INTERFACE", SKIP, reason, None))
+        run.add(selection.row("the card declares no interface", None))
     elif auth:
         reason = (
             "the card requires authentication (securityRequirements); the registry has no "
             "credentials and sends none"
         )
-        _skip_all(run, interfaces, reason)
+        run.checks.extend(selection.all_skipped(interfaces, reason))
     else:
-        for interface in interfaces:
+        urls = Counter(interface.url for interface in chosen.checked)
+        for interface in chosen.checked:
             if clock.spent():
-                reason = f"not sent: the run's {seconds:g} s are spent"
-                run.add(transport_checks.check("REG-INTERFACE", SKIP, reason, interface))
+                run.add(selection.row(f"not sent: the run's {seconds:g} s are spent", interface))
                 continue
             checks, state = transport_checks.interface_checks(interface, clock)
-            for item in checks:
-                run.add(item)
+            if urls[interface.url] > 1:  # one URL in two versions: rows name the version
+                for item in checks:
+                    item.interface = interface.versioned()
+            run.checks.extend(checks)
             states.append(state)
-        equivalence = transport_checks.binding_equivalence(run.checks, interfaces)
+        run.checks.extend(selection.skip_rows(chosen.skipped))
+        equivalence = transport_checks.binding_equivalence(run.checks, chosen.checked)
         if equivalence is not None:
             run.add(equivalence)
-    if card is not None and agent.card_url and not clock.spent():
-        for item in transport_checks.card_cache_checks(agent.card_url):
-            run.add(item)
+    if card is not None:
+        # From the crawl's own answer: the run sends the card URL nothing.
+        run.checks.extend(card_cache_checks(agent))
     run.endpoint = _endpoint(states)
     messages = dict((agent.live or {}).get("messages") or {})
-    if (
-        agent.probe_messages
-        and card is not None
-        and not auth
-        and run.endpoint == ANSWERS
-        and _messages_due(agent, today, force)
-    ):
-        allowance = message_checks.Allowance(agent.pk)
-        for item in message_checks.run(
-            card=card,
-            skills=list(agent.skills.order_by("position")),
-            declared=DeclaredSchemas.of(agent),
-            interfaces=interfaces,
-            allowance=allowance,
-        ):
-            run.add(item)
-        # Each message was counted on the row as it was sent: record() reads the day's count.
-        messages = {"day": today, "sent": allowance.sent, "last_run_day": today}
+    if agent.probe_messages and card is not None:
+        why = _no_messages(run.endpoint, auth=auth, due=_messages_due(agent, today, force))
+        if why is not None:
+            run.add(message_checks.not_sent(why))
+        else:
+            allowance = message_checks.Allowance(agent.pk)
+            run.checks.extend(
+                message_checks.run(
+                    card=card,
+                    skills=list(agent.skills.order_by("position")),
+                    declared=DeclaredSchemas.of(agent),
+                    interfaces=chosen.checked,
+                    allowance=allowance,
+                )
+            )
+            # Each message was counted on the row as it was sent: record() reads the day's count.
+            messages = {"day": today, "sent": allowance.sent, "last_run_day": today}
     messages["enabled"] = agent.probe_messages
     stamp = when(now) or ""
     rows = since_of([c.as_dict() for c in run.checks], agent.live or {}, stamp)

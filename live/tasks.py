@@ -37,8 +37,10 @@ def due(agent: Any) -> bool:
     name="live.check_agent",
     ignore_result=True,
     acks_late=True,
-    soft_time_limit=120,
-    time_limit=150,
+    # The run's REGISTRY_LIVE_RUN_SECONDS (60 s) and the messages after it (each bounded by
+    # REGISTRY_LIVE_REQUEST_TIMEOUT and the politeness gate's wait).
+    soft_time_limit=180,
+    time_limit=210,
 )
 def check_agent(self: Task, agent_id: str, force: bool = False) -> str:
     """Check one agent (unless it was checked within the interval and ``force`` is off). Waits

@@ -99,6 +99,52 @@ def rpc_shape_problems(document: Any, request_id: str | None, *, v1: bool) -> li
     return problems
 
 
+# --- google.rpc.ErrorInfo (spec 9.5, 11.6) -------------------------------------------------
+
+ERROR_INFO_TYPE = "type.googleapis.com/google.rpc.ErrorInfo"
+A2A_DOMAIN = "a2a-protocol.org"
+# The ErrorInfo reason of each A2A error the checks provoke, by its JSON-RPC code.
+REASONS = {TASK_NOT_FOUND: "TASK_NOT_FOUND", VERSION_NOT_SUPPORTED: "VERSION_NOT_SUPPORTED"}
+# The HTTP status each of them maps to (spec 5.4).
+HTTP_STATUS = {TASK_NOT_FOUND: 404, VERSION_NOT_SUPPORTED: 400}
+
+
+def a2a_error_details(exchange: Any, expected: int, *, rest: bool) -> Any:
+    """The details of an answer that is the A2A error ``expected`` (a JSON-RPC code): its
+    ``error.data`` (JSON-RPC) or ``error.details`` (HTTP+JSON), ``[]`` when absent; None when
+    the answer is not that error (a wrong code is another check's failure, not judged here)."""
+    document = exchange.json()
+    error = document.get("error") if isinstance(document, dict) else None
+    if not isinstance(error, dict):
+        return None
+    if rest:
+        if exchange.status != HTTP_STATUS[expected]:
+            return None
+        return error.get("details", [])
+    if error.get("code") != expected:
+        return None
+    return error.get("data", [])
+
+
+def error_info_problems(details: Any, reason: str) -> list[str]:
+    """What keeps ``details`` from carrying the ErrorInfo of the A2A error ``reason``: an
+    object with ``"@type"`` ErrorInfo, that ``reason`` and the domain ``a2a-protocol.org``."""
+    if not isinstance(details, list):
+        return ["the error details are not an array"]
+    infos = [d for d in details if isinstance(d, dict) and d.get("@type") == ERROR_INFO_TYPE]
+    if not infos:
+        return [f"no google.rpc.ErrorInfo among the error details (expected reason {reason})"]
+    for info in infos:
+        if info.get("reason") == reason and info.get("domain") == A2A_DOMAIN:
+            return []
+    found = infos[0]
+    return [
+        f"the ErrorInfo has reason {json.dumps(found.get('reason'))} and domain "
+        f"{json.dumps(found.get('domain'))}; expected {json.dumps(reason)} and "
+        f"{json.dumps(A2A_DOMAIN)}"
+    ]
+
+
 # --- messages -------------------------------------------------------------------------------
 
 

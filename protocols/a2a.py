@@ -77,6 +77,12 @@ PARSE_ERROR, INVALID_REQUEST, NOT_FOUND, INVALID_PARAMS = (
     InvalidParamsError,
 )
 TASK_NOT_FOUND, TASK_NOT_CANCELABLE, VERSION_NOT_SUPPORTED = -32001, -32002, -32009
+# Each A2A error names itself in a google.rpc.ErrorInfo in ``error.data`` (spec 9.5).
+_REASONS = {
+    TASK_NOT_FOUND: "TASK_NOT_FOUND",
+    TASK_NOT_CANCELABLE: "TASK_NOT_CANCELABLE",
+    VERSION_NOT_SUPPORTED: "VERSION_NOT_SUPPORTED",
+}
 STATES = {"completed": "TASK_STATE_COMPLETED"}
 
 
@@ -86,6 +92,14 @@ class RpcError(Exception):
     def __init__(self, kind: type[JSONRPCError] | int, message: str, data: Any = None) -> None:
         super().__init__(message)
         if isinstance(kind, int):
+            if data is None and kind in _REASONS:
+                data = [
+                    {
+                        "@type": "type.googleapis.com/google.rpc.ErrorInfo",
+                        "reason": _REASONS[kind],
+                        "domain": "a2a-protocol.org",
+                    }
+                ]
             self.error = JSONRPCError(code=kind, message=message, data=data)
         else:
             self.error = kind.model_validate({"message": message, "data": data})

@@ -151,7 +151,10 @@ class LiveCheckSerializer(serializers.Serializer):
 
     id = serializers.CharField(help_text="The A2A TCK requirement id, or the registry's REG-...")
     title = serializers.CharField()
-    level = serializers.ChoiceField(choices=["MUST", "SHOULD"])
+    level = serializers.ChoiceField(
+        choices=["MUST", "SHOULD", "REGISTRY"],
+        help_text="REGISTRY: a row about the registry's own limits or choices, not the agent.",
+    )
     outcome = serializers.ChoiceField(choices=["pass", "warn", "fail", "skip"])
     detail = serializers.CharField(help_text="The reason, in words.")
     interface = serializers.CharField(allow_null=True)

@@ -106,13 +106,14 @@ def _card(log: RequestLog, base_url: str) -> dict[str, Any]:
 
 
 @contextmanager
-def sdk_agent(version: Version = "1.0") -> Iterator[LiveAgent]:
+def sdk_agent(version: Version = "1.0", **options: Any) -> Iterator[LiveAgent]:
     """a2a-sdk 1.3.0's own server with our executor; the card's interfaces say ``version``
-    (the server answers v1.0 and, through its compatibility layer, v0.3 on both)."""
+    (the server answers v1.0 and, through its compatibility layer, v0.3 on both). Options go
+    to sdk_app (``interfaces``) and card_v1 (``text_mode``, ``echo_modes``)."""
     log, received = RequestLog(), list[dict[str, Any]]()
 
     def app_for(origin: str) -> ASGIApp:
-        return log.middleware(sdk_app(origin, version=version, received=received))
+        return log.middleware(sdk_app(origin, version=version, received=received, **options))
 
     with serving(app_for) as origin:
         yield LiveAgent(f"sdk-{version}", origin, _card(log, origin), received, log)
@@ -141,9 +142,10 @@ def _hand_made(agent_class: type[HandAgent], **options: Any) -> Iterator[LiveAge
 
 
 @contextmanager
-def handmade_agent() -> Iterator[LiveAgent]:
-    """The hand-made agent that breaks nothing: what each broken agent departs from."""
-    yield from _hand_made(HandAgent)
+def handmade_agent(**options: Any) -> Iterator[LiveAgent]:
+    """The hand-made agent that breaks nothing: what each broken agent departs from
+    (``card_headers``: headers its card is served with)."""
+    yield from _hand_made(HandAgent, **options)
 
 
 @contextmanager

@@ -12,8 +12,8 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response, StreamingResponse
 
-from tests.live.cards import card_v1
-from tests.live.handmade import JSON, Fault, HandAgent
+from tests.live.cards import JSONRPC_PATH, REST_PATH, card_v1
+from tests.live.handmade import ERRORS, JSON, Fault, HandAgent
 from tests.live.skills import Outcome, answer
 
 
@@ -72,12 +72,17 @@ class HtmlEndpoint(HandAgent):
 
 
 class Slow(HandAgent):
-    """Sleeps ``delay`` seconds (default 5) before answering each interface request. The
-    sleep is asynchronous: other requests, and its card, are answered meanwhile."""
+    """Sleeps ``delay`` seconds (default 5) before answering each interface request, or with
+    ``only="cancel"`` each CancelTask only (JSON-RPC or REST). The sleep is asynchronous: other
+    requests, and its card, are answered meanwhile."""
 
     kind = "slow"
 
     async def intercept(self, request: Request) -> Response | None:
+        if self.options.get("only") == "cancel":
+            body = await request.body()
+            if b'"CancelTask"' not in body and not request.url.path.endswith(":cancel"):
+                return None
         await asyncio.sleep(float(self.options.get("delay", 5.0)))
         return None
 
@@ -134,6 +139,51 @@ class BadErrorShape(HandAgent):
         return JSONResponse({"error": {"message": fault.message}}, status_code=response.status_code)
 
 
+class NoErrorInfo(HandAgent):
+    """Its A2A errors are right in code, status and shape but carry no google.rpc.ErrorInfo:
+    no ``error.data`` (JSON-RPC) and no ``error.details`` (HTTP+JSON)."""
+
+    kind = "no_error_info"
+
+    def jsonrpc_error(self, request_id: Any, fault: Fault) -> JSON:
+        body = super().jsonrpc_error(request_id, fault)
+        del body["error"]["data"]
+        return body
+
+    def rest_error(self, fault: Fault) -> Response:
+        _, status, grpc_status, _ = ERRORS[fault.name]
+        error = {"code": status, "status": grpc_status, "message": fault.message}
+        return JSONResponse({"error": error}, status_code=status)
+
+
+class ManyInterfaces(HandAgent):
+    """A conformant agent whose card declares ``count`` interfaces (default 2,000), all on its
+    own origin: JSON-RPC and HTTP+JSON in ``versions`` protocol versions (default 10: 1.0 to
+    1.9) in turn, so interface n has version 1.((n // 2) % versions), each on a URL of its
+    own (a query or a path segment), some with the origin spelled otherwise (``HTTP://``)."""
+
+    kind = "many_interfaces"
+
+    def card(self) -> JSON:
+        document = super().card()
+        count = int(self.options.get("count", 2000))
+        versions = int(self.options.get("versions", 10))
+        interfaces = []
+        for n in range(count):
+            binding = ("JSONRPC", "HTTP+JSON")[n % 2]
+            path = f"{JSONRPC_PATH}?n={n}" if binding == "JSONRPC" else f"{REST_PATH}/n{n}"
+            origin = "HTTP" + self.origin[4:] if n % 7 == 3 else self.origin
+            interfaces.append(
+                {
+                    "url": origin + path,
+                    "protocolBinding": binding,
+                    "protocolVersion": f"1.{(n // 2) % versions}",
+                }
+            )
+        document["supportedInterfaces"] = interfaces
+        return document
+
+
 class RefusedInterface(HandAgent):
     """Its card (on 127.0.0.1) declares its interfaces at ``interface_origin``, an address the
     registry must refuse; agents.py puts a counting trap there unless told another origin."""
@@ -180,6 +230,8 @@ BROKEN: dict[str, type[HandAgent]] = {
         Huge,
         NoVersionCheck,
         BadErrorShape,
+        NoErrorInfo,
+        ManyInterfaces,
         RefusedInterface,
         AuthRequired,
     )

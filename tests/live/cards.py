@@ -122,10 +122,15 @@ def card_v1(
     interface_origin: str | None = None,
     with_schemas: bool = True,
     security: bool = False,
+    text_mode: str = "text/plain",
+    echo_modes: bool = True,
 ) -> dict[str, Any]:
     """A v1.0 card: JSONRPC and HTTP+JSON interfaces (protocolVersion 1.0) under
     ``interface_origin`` (the card's own origin unless given), the two skills, both
-    extensions and, unless ``with_schemas`` is false, the top-level ``schemas`` map."""
+    extensions and, unless ``with_schemas`` is false, the top-level ``schemas`` map.
+    ``text_mode``: the echo skill's input mode and the card's default (``text``, as the
+    a2a-python, a2a-js and v0.3 samples write it); ``echo_modes`` false: the echo skill
+    declares no modes of its own (it takes the card's defaults)."""
     where = interface_origin or origin
     card: dict[str, Any] = {
         "name": name,
@@ -145,6 +150,11 @@ def card_v1(
         "defaultOutputModes": ["text/plain"],
         "skills": copy.deepcopy(_SKILLS),
     }
+    echo = card["skills"][1]
+    echo["inputModes"] = [text_mode]
+    card["defaultInputModes"] = [text_mode]
+    if not echo_modes:
+        del echo["inputModes"], echo["outputModes"]
     if security:
         card.update(copy.deepcopy(BEARER_SECURITY))
     if with_schemas:

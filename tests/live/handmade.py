@@ -226,8 +226,10 @@ class HandAgent:
     def app(self) -> ASGIApp:
         document = self.card()
 
+        headers = dict(self.options.get("card_headers") or {})
+
         async def card_endpoint(request: Request) -> JSONResponse:
-            return JSONResponse(document)
+            return JSONResponse(document, headers=headers)
 
         def rest_route(path: str, method: str, name: str) -> Route:
             async def endpoint(request: Request) -> Response:

@@ -4,6 +4,7 @@ that runs the two skills of skills.py and writes down every message it is given.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, Literal
 
 from a2a.compat.v0_3.conversions import to_compat_agent_card
@@ -68,12 +69,12 @@ class RecordingExecutor(AgentExecutor):
         await TaskUpdater(event_queue, context.task_id, context.context_id).cancel()
 
 
-def served_card(origin: str, version: Version) -> tuple[AgentCard, dict[str, Any]]:
+def served_card(origin: str, version: Version, **options: Any) -> tuple[AgentCard, dict[str, Any]]:
     """The card the SDK handler holds and the document served for it. The SDK's card is a
     protobuf message, which has no room for seed 000's top-level ``schemas``: the document
     is the SDK's own rendering with ``schemas`` added. For 0.3 it is the SDK's v0.3 rendering
     (``url``, ``preferredTransport``, ``protocolVersion`` 0.3.0, ``additionalInterfaces``)."""
-    document = card_v1(name=f"a2a-sdk agent (v{version})", origin=origin)
+    document = card_v1(name=f"a2a-sdk agent (v{version})", origin=origin, **options)
     schemas = document.pop("schemas")
     if version == "0.3":
         for interface in document["supportedInterfaces"]:
@@ -86,8 +87,20 @@ def served_card(origin: str, version: Version) -> tuple[AgentCard, dict[str, Any
     return card, {**rendered, "schemas": schemas}
 
 
-def sdk_app(origin: str, *, version: Version, received: list[dict[str, Any]]) -> ASGIApp:
-    card, document = served_card(origin, version)
+def sdk_app(
+    origin: str,
+    *,
+    version: Version,
+    received: list[dict[str, Any]],
+    interfaces: Callable[[str], list[dict[str, Any]]] | None = None,
+    **options: Any,
+) -> ASGIApp:
+    """The SDK's server for ``card_v1(**options)``; ``interfaces(origin)``, when given, is the
+    served document's ``supportedInterfaces`` instead (the SDK serves every version on each
+    route, so one URL may be declared in two versions)."""
+    card, document = served_card(origin, version, **options)
+    if interfaces is not None:
+        document = {**document, "supportedInterfaces": interfaces(origin)}
     handler = DefaultRequestHandler(
         agent_executor=RecordingExecutor(received),
         task_store=InMemoryTaskStore(),

@@ -207,7 +207,6 @@ TRANSPORT_BREAKS = [
     ("no_version_check", "VER-SERVER-002", "fail", "VersionNotSupportedError"),
     ("bad_error_shape", "JSONRPC-ERR-001", "fail", ""),
     ("html_endpoint", "CORE-GET-002", "fail", "not JSON"),
-    ("huge", "CORE-GET-002", "fail", "no answer"),
 ]
 
 
@@ -263,11 +262,12 @@ def test_a_slow_agent_costs_bounded_time(live_settings: Any, alice: tuple[Any, A
         started = time.monotonic()
         report = run(row)
         elapsed = time.monotonic() - started
-        get = [c for c in report["checks"] if c["id"] == "CORE-GET-002"]
-        assert get and all(c["outcome"] == "fail" for c in get)
-        assert all("no answer" in c["detail"] for c in get)
-        # One timeout an interface (its other checks are not sent), plus the card's GET.
-        assert elapsed < 3 * live_settings.REGISTRY_LIVE_REQUEST_TIMEOUT + 2, elapsed
+        # Too slow for the registry, not the agent's failure (tests/live/test_verdicts.py).
+        slow = [c for c in report["checks"] if c["id"] == "REG-TOO-SLOW"]
+        assert len(slow) == 2 and all(c["outcome"] == "skip" for c in slow)
+        assert failing(report) == []
+        # One timeout an interface (its other checks are not sent); no GET of the card.
+        assert elapsed < 2 * live_settings.REGISTRY_LIVE_REQUEST_TIMEOUT + 2, elapsed
 
 
 def test_an_interface_on_a_refused_address_receives_nothing(
@@ -298,7 +298,7 @@ def test_an_agent_that_requires_authentication_is_not_called(
         report = run(row, force=True)
         interface_paths = [r for r in agent.requests if "/a2a/" in r.path]
         assert interface_paths == []
-        assert report["outcome"] in ("pass", "not-checked")  # the card's cache headers only
+        assert report["outcome"] == "not-checked"  # the endpoint was never contacted
         skipped = [c for c in report["checks"] if c["id"] == "REG-INTERFACE"]
         assert skipped and all("authentication" in c["detail"] for c in skipped)
 

@@ -83,7 +83,9 @@ def test_a_version_this_endpoint_does_not_speak_is_version_not_supported(
     assert answer["id"] == "v"
     assert answer["error"]["code"] == -32009
     assert "1.0 and 0.3" in answer["error"]["message"]
-    assert "data" not in answer["error"]
+    # The error names itself in a google.rpc.ErrorInfo (spec 9.5; the live check JSONRPC-ERR-003).
+    (info,) = answer["error"]["data"]
+    assert (info["reason"], info["domain"]) == ("VERSION_NOT_SUPPORTED", "a2a-protocol.org")
 
 
 def test_the_version_may_be_asked_for_as_a_query_parameter(live_registry: str) -> None:
