@@ -370,7 +370,12 @@ def binding_equivalence(checks: list[Check], interfaces: list[Interface]) -> Che
     for i in interfaces:
         if i.binding in (JSONRPC, HTTP_JSON):
             bindings[i.url] = bindings[i.versioned()] = i.binding
-    got = [c for c in checks if c.id == "CORE-GET-002" and c.interface in bindings]
+    # Only what was judged: a check not sent (skip) says nothing of its binding.
+    got = [
+        c
+        for c in checks
+        if c.id == "CORE-GET-002" and c.interface in bindings and c.outcome != SKIP
+    ]
     if len({bindings[c.interface] for c in got if c.interface}) < 2:
         return None
     outcomes = {f"{bindings[c.interface]}: {c.outcome}" for c in got if c.interface}

@@ -100,6 +100,24 @@ def test_a_request_the_politeness_gate_held_back_is_skipped(code: str) -> None:
     assert limit_row(("CORE-GET-002", "", "MUST"), interface, timeout) is None
 
 
+def test_the_politeness_gates_hourly_ceiling_skips_what_it_holds_back(
+    live_settings: Any, alice: Alice
+) -> None:
+    with handmade_agent() as agent:
+        row = ingest(agent, alice[0])
+        # The ceiling is counted on the loopback address every test shares: 1 leaves this run
+        # one request at most, whatever came before it this hour.
+        live_settings.REGISTRY_DESTINATION_HOURLY_LIMIT = 1
+        report = run(row)
+        received = len(agent.requests)
+    assert received <= 1
+    assert failing(report) == []
+    held = [c for c in report["checks"] if "per-destination limit" in c["detail"]]
+    assert held and {c["outcome"] for c in held} == {"skip"}
+    # A binding held back is not compared with one that answered (BIND-EQUIV-003).
+    assert all(c["outcome"] != "fail" for c in rows(report, "BIND-EQUIV-003"))
+
+
 # --- google.rpc.ErrorInfo (spec 9.5, 11.6) ---------------------------------------------------
 
 
