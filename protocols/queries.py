@@ -98,9 +98,14 @@ def search_agents(
     return {"results": results, "truncated": last is not None}
 
 
-def agent_row(viewer: Viewer, ident: str) -> Agent:
-    """One visible agent by id (UUID) or ARD identifier (``urn:air:...``), or the API's 404."""
-    rows = Agent.objects.select_related("latest_snapshot")
+# Schema names a get_agent answer lists (``schemas_total`` counts them all).
+MAX_SCHEMAS = 100
+
+
+def agent_row(viewer: Viewer, ident: str, *, snapshot: bool = True) -> Agent:
+    """One visible agent by id (UUID) or ARD identifier (``urn:air:...``), or the API's 404;
+    with its latest snapshot loaded unless ``snapshot`` is False (a card may be 1 MiB)."""
+    rows = Agent.objects.select_related("latest_snapshot") if snapshot else Agent.objects.only("id")
     if str(ident).startswith("urn:air:"):
         found = (rows & gate.agents(viewer)).filter(ard_identifier=str(ident)).first()
         if found is None:
@@ -115,13 +120,20 @@ def agent_row(viewer: Viewer, ident: str) -> Agent:
 
 def get_agent(*, ident: str, viewer: Viewer, request: HttpRequest) -> dict[str, Any]:
     """The API's agent detail (summary, skills, modes, schemas, signature, health)."""
-    agent = agent_row(viewer, ident)
+    agent = agent_row(viewer, ident, snapshot=False)
     data: dict[str, Any] = json.loads(
         documents.detail(viewer, agent.pk, base=documents.base_of(request))
     )
-    data["schemas"] = sorted(
-        set(SchemaUse.objects.filter(agent=agent).values_list("name", flat=True)) - {""}
+    names = (
+        SchemaUse.objects.filter(agent=agent)
+        .exclude(name="")
+        .values_list("name", flat=True)
+        .distinct()
+        .order_by("name")
     )
+    first = list(names[: MAX_SCHEMAS + 1])
+    data["schemas"] = first[:MAX_SCHEMAS]
+    data["schemas_total"] = len(first) if len(first) <= MAX_SCHEMAS else names.count()
     return data
 
 

@@ -14,6 +14,7 @@ from registry import health
 from registry.login_throttle import ThrottledAdminLoginForm
 from registry.metrics_view import metrics_view
 from tryit.api import AgentTryView
+from tryit.views import try_page
 
 # The admin's login form says when failed logins have locked an account or a client out.
 admin.site.login_form = ThrottledAdminLoginForm
@@ -46,6 +47,7 @@ urlpatterns = [
     path("", catalogue.home, name="catalogue"),
     path("favicon.ico", catalogue.favicon, name="favicon"),
     path("agents/<uuid:pk>", catalogue.agent_page, name="catalogue-agent"),
+    path("agents/<uuid:pk>/try", try_page, name="catalogue-try"),  # one skill's form
     # Anything else under /agents/ is the catalogue's own 404, with DEBUG on too (issue 39).
     path("agents/<path:rest>", catalogue.no_such_agent_page, name="catalogue-no-agent"),
     path("my-agents", catalogue.my_agents, name="catalogue-mine"),

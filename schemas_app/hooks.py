@@ -15,8 +15,13 @@ def _index(*, agent: Any, card: dict[str, Any], snapshot: Any, fresh: bool = Fal
     index_agent_schemas(agent=agent, card=card, snapshot=snapshot, fresh=fresh)
 
 
+# The uses an agent page reads at most (a card may have thousands: one a skill).
+CATALOGUE_ROWS = 500
+
+
 def catalogue_rows(agent: Any) -> list[dict[str, Any]]:
-    """One row per schema use of the agent, with its document (for the catalogue page)."""
+    """The agent's first schema uses (by name), each with its document (for the catalogue
+    page, which shows the first schemas: cards.catalogue.schema_rows)."""
     uses = (
         SchemaUse.objects.filter(agent=agent)
         .select_related("document")
@@ -31,7 +36,7 @@ def catalogue_rows(agent: Any) -> list[dict[str, Any]]:
             "document__draft",
             "document__usable",
         )
-        .order_by("name", "id")
+        .order_by("name", "id")[:CATALOGUE_ROWS]
     )
     return [
         {

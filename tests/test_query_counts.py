@@ -30,9 +30,10 @@ EXTENSION = "https://counts.example/ext"
 PINNED: dict[str, int] = {
     "": 6,  # catalogue home on a facet-cache miss: 4 facets, the page, the featured row
     ".well-known/jwks.json": 2,
-    # 6, the skills of its latest card (their inputFields) and the declared schemas of its
-    # "Try it" section (tryit/)
+    # the agent, its default modes, extensions, skill count and page, one page each of its
+    # interfaces and live checks, its schema uses and named modes (whatever the card holds)
     "agents/<uuid:pk>": 9,
+    "agents/<uuid:pk>/try": 1,  # no skill asked for: the agent, then a 404 page
     "agents/<path:rest>": 0,  # not an id: the catalogue's 404 page
     "my-agents": 0,  # anonymous: how to sign in, no agent read
     "robots.txt": 0,
@@ -46,6 +47,9 @@ PINNED: dict[str, int] = {
     "api/v1/agents/<uuid:pk>/card": 1,
     "api/v1/agents/<uuid:pk>/check-message": 0,  # POST only: GET is a 405
     "api/v1/agents/<uuid:pk>/history": 4,
+    "api/v1/agents/<uuid:pk>/skills": 2,  # the gate, one page of skills
+    "api/v1/agents/<uuid:pk>/interfaces": 1,  # the gated row with its slice (PostgreSQL)
+    "api/v1/agents/<uuid:pk>/live-checks": 1,
     "api/v1/agents/<uuid:pk>/probe": 0,
     "api/v1/agents/<uuid:pk>/recrawl": 0,
     "api/v1/agents/<uuid:pk>/schema-changes": 2,

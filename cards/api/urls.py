@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from django.urls import path
 
-from cards.api import browse, by_id, history, imports, reads, views
+from cards.api import browse, by_id, history, imports, parts, reads, views
 from cards.attestation_views import AgentAttestationView
 
 urlpatterns = [
@@ -14,6 +14,17 @@ urlpatterns = [
     ),
     path("agents/<uuid:pk>/card", reads.AgentCardView.as_view(), name="agent-card"),
     path("agents/<uuid:pk>/history", history.AgentHistoryView.as_view(), name="agent-history"),
+    path("agents/<uuid:pk>/skills", parts.AgentSkillsView.as_view(), name="agent-skills"),
+    path(
+        "agents/<uuid:pk>/interfaces",
+        parts.AgentInterfacesView.as_view(),
+        name="agent-interfaces",
+    ),
+    path(
+        "agents/<uuid:pk>/live-checks",
+        parts.AgentLiveChecksView.as_view(),
+        name="agent-live-checks",
+    ),
     path("agents/<uuid:pk>/recrawl", views.AgentRecrawlView.as_view(), name="agent-recrawl"),
     path(
         "agents/<uuid:pk>/attestation",

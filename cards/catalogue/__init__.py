@@ -8,12 +8,13 @@ page with a section that brings the registry's own static scripts (the "Try it" 
 scripts from the registry's origin only, nothing inline.
 """
 
+from cards.catalogue.agent import agent_page
 from cards.catalogue.common import FACET_CACHE_KEY, PAGE_SIZE, safe_link
 from cards.catalogue.mine import my_agents
 from cards.catalogue.not_found import no_such_agent_page, page_not_found
 from cards.catalogue.robots import robots_txt
 from cards.catalogue.search import facets, parse_search
-from cards.catalogue.views import agent_page, favicon, home
+from cards.catalogue.views import favicon, home
 
 __all__ = [
     "FACET_CACHE_KEY",

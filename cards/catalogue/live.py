@@ -1,8 +1,10 @@
 """What the agent page shows of the live checks (docs/live-checks.md, docs/catalogue.md).
 
-The report is the one the API detail carries (:func:`cards.rendering.documents.live_section`),
-read from the agent row the page already loaded: no query. Times in the report are ISO 8601
-strings; they are parsed here so the template formats them as every other time on the page.
+The report is the one the API detail carries (:func:`cards.rendering.documents.live_section`):
+its head (outcome, counts, endpoint) read with the agent row, and one page of its rows
+(``?checks_page=``, :mod:`cards.reads.parts`), so a report of thousands of rows costs a page.
+Times in the report are ISO 8601 strings; they are parsed here so the template formats them as
+every other time on the page.
 Everything else is passed as text and left to the template's autoescaping: an excerpt is what
 an agent answered, so it is hostile until shown escaped.
 """
@@ -17,7 +19,7 @@ from django.utils.dateparse import parse_datetime
 
 from cards import moderation
 from cards.models import Agent
-from cards.rendering.documents import live_section
+from cards.rendering.documents import NOT_CHECKED
 
 # What the endpoint did, in the words of the health row.
 ENDPOINT_WORDS = {
@@ -82,24 +84,28 @@ def _url(name: str, *args: Any) -> str | None:
         return None
 
 
-def live_context(agent: Agent, user: Any) -> dict[str, Any]:
-    """The page's "Live checks" section and the endpoint row of its health."""
-    section = live_section(agent)
-    endpoint = section["endpoint"]
-    counts = section["counts"] if isinstance(section["counts"], dict) else None
+def live_context(
+    agent: Agent, user: Any, *, report: dict[str, Any], checks: list[Any]
+) -> dict[str, Any]:
+    """The page's "Live checks" section and the endpoint row of its health: ``report`` is the
+    stored report without its rows (cards.reads.parts.report_head), ``checks`` the rows this
+    page shows."""
+    endpoint = report.get("endpoint") or NOT_CHECKED
+    counts = report.get("counts") if isinstance(report.get("counts"), dict) else None
+    outcome = agent.live_outcome or NOT_CHECKED
     manager = moderation.can_manage(user, agent)
     return {
         "checked": bool(agent.live_outcome) or agent.live_checked_at is not None,
-        "outcome": section["outcome"],
-        "outcome_class": OUTCOME_CLASS.get(section["outcome"], ""),
+        "outcome": outcome,
+        "outcome_class": OUTCOME_CLASS.get(outcome, ""),
         "checked_at": agent.live_checked_at,
-        "failing_since": _time(section["failing_since"]),
+        "failing_since": _time(report.get("failing_since")),
         "counts": counts,
         "endpoint": endpoint,
         "endpoint_words": ENDPOINT_WORDS.get(endpoint, endpoint),
         "endpoint_class": ENDPOINT_CLASS.get(endpoint, ""),
-        "probe_messages": section["probe_messages"],
-        "checks": [_check(item) for item in section["checks"] if isinstance(item, dict)],
+        "probe_messages": agent.probe_messages,
+        "checks": [_check(item) for item in checks if isinstance(item, dict)],
         # Only the owner and staff may change the opt-in or run the checks (live/api.py): the
         # hint is for them, and nobody else is shown how.
         "manager": manager,

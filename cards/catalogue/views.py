@@ -1,22 +1,16 @@
-"""The catalogue's two pages: the search page and an agent's page."""
+"""The catalogue's search page (an agent's page: :mod:`cards.catalogue.agent`)."""
 
 from __future__ import annotations
 
-import uuid
 from dataclasses import replace
 from typing import Any
 
-from django.db.models import Prefetch
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
-from django.urls import NoReverseMatch, reverse
 from django.views.decorators.http import require_safe
 
-from cards import hooks
-from cards.badges import embed_snippets
-from cards.catalogue.common import FEATURED_LIMIT, _secure, safe_link
-from cards.catalogue.live import live_context
-from cards.catalogue.no_card import of_agent, sentences
+from cards.catalogue.common import FEATURED_LIMIT, _secure
+from cards.catalogue.no_card import sentences
 from cards.catalogue.search import (
     Page,
     _active_filters,
@@ -26,7 +20,7 @@ from cards.catalogue.search import (
     facets,
     parse_search,
 )
-from cards.models import Agent, Extension, Mode, Skill
+from cards.models import Agent
 from cards.reads import door_metrics, gate, semantic
 from cards.reads.gate import Viewer
 
@@ -97,121 +91,3 @@ def mark_uncarded(rows: list[Any]) -> None:
     found = sentences([row.pk for row in rows]) if rows else {}
     for row in rows:
         row.no_card = found.get(str(row.pk))
-
-
-def _schemas(agent: Agent) -> list[dict[str, Any]]:
-    """The agent's schemas: the schema index's rows (documents, roles, skills) when that app is
-    installed, plus any schema a mode names that the index has not recorded (yet)."""
-    rows: dict[str, dict[str, Any]] = {}
-
-    def row_for(key: str, name: str, field_name: str = "") -> dict[str, Any]:
-        return rows.setdefault(
-            key,
-            {"name": name, "field_name": field_name, "document": None, "roles": [], "skills": []},
-        )
-
-    for hook in hooks.agent_schema_rows:  # the schema index's rows (schemas_app), if installed
-        for use in hook(agent):
-            if use["name"]:
-                row = row_for(use["name"], use["name"])
-            else:
-                row = row_for(f"{use['skill_id']}\x00{use['field_name']}", "", use["field_name"])
-            if use["document"] is not None and row["document"] is None:
-                row["document"] = use["document"]
-            if use["role"] not in row["roles"]:
-                row["roles"].append(use["role"])
-            if use["skill_id"] and use["skill_id"] not in row["skills"]:
-                row["skills"].append(use["skill_id"])
-
-    named = (
-        Mode.objects.filter(agent=agent, schema__isnull=False)
-        .exclude(schema="")
-        .values_list("schema", "direction")
-        .distinct()
-        .order_by("schema", "direction")
-    )
-    for name, direction in named:
-        row = row_for(str(name), str(name))
-        if direction not in row["roles"]:
-            row["roles"].append(direction)
-    return sorted(rows.values(), key=lambda row: (row["name"] == "", row["name"]))
-
-
-def _optional_url(name: str, *args: Any) -> str | None:
-    try:
-        return reverse(name, args=args)
-    except NoReverseMatch:
-        return None
-
-
-@require_safe
-def agent_page(request: HttpRequest, pk: uuid.UUID) -> HttpResponse:
-    agent = (
-        gate.agents(Viewer.of(request.user))
-        .defer("findings", "search_text", "signature")
-        .prefetch_related(
-            Prefetch("skills", queryset=Skill.objects.order_by("position")),
-            Prefetch("extensions", queryset=Extension.objects.order_by("position")),
-        )
-        .filter(pk=pk)
-        .first()
-    )
-    if agent is None:
-        response = render(request, "catalogue/not_found.html", {"pk": pk}, status=404)
-        return _secure(response)
-    if agent.latest_snapshot_id is None:
-        return _no_card_page(request, agent)
-
-    defaults = list(
-        Mode.objects.filter(agent=agent, skill__isnull=True)
-        .only("direction", "media_type", "essence", "schema")
-        .order_by("direction", "id")
-    )
-    schemas = _schemas(agent)
-    base_url = request.build_absolute_uri("/")
-    page_url = request.build_absolute_uri(reverse("catalogue-agent", args=[agent.pk]))
-    snippets = embed_snippets(agent, base_url, link_url=page_url)
-    # Sections other apps add (the "Try it" forms of tryit/), each with its own template.
-    sections = [
-        section
-        for hook in hooks.agent_page_sections
-        if (section := hook(request, agent)) is not None
-    ]
-    context = {
-        "agent": agent,
-        "public": agent.moderation in Agent.PUBLIC_STATES,
-        "provider_link": safe_link(agent.provider_url),
-        "documentation_link": safe_link(agent.documentation_url),
-        "input_modes": [m for m in defaults if m.direction == Mode.Direction.INPUT],
-        "output_modes": [m for m in defaults if m.direction == Mode.Direction.OUTPUT],
-        "schemas": schemas,
-        "snippets": [
-            ("Markdown", snippets["markdown"]),
-            ("HTML", snippets["html"]),
-            ("reStructuredText", snippets["rst"]),
-        ],
-        "badge_url": f"/badges/{agent.pk}.svg",
-        "card_url": reverse("agent-card", args=[agent.pk]),
-        "api_url": reverse("agent-detail", args=[agent.pk]),
-        "history_url": reverse("agent-history", args=[agent.pk]),
-        "attestation_url": _optional_url("agent-attestation", agent.pk),
-        "live": live_context(agent, request.user),
-        "sections": sections,
-    }
-    scripts = any(section.get("scripts") for section in sections)
-    return _secure(render(request, "catalogue/agent.html", context), scripts=scripts)
-
-
-def _no_card_page(request: HttpRequest, agent: Agent) -> HttpResponse:
-    """The page of an agent without a card (its owner's or staff's only: cards.reads.gate):
-    one sentence with the reason and the next try; nothing that only a card can fill (badge,
-    states, health, skills, schemas) and no link that cannot answer (card JSON, attestation)."""
-    context = {
-        "agent": agent,
-        "public": agent.moderation in Agent.PUBLIC_STATES,
-        "no_card": of_agent(agent),
-        "manager": Viewer.of(request.user).manages(agent),
-        "api_url": reverse("agent-detail", args=[agent.pk]),
-        "recrawl_url": _optional_url("agent-recrawl", agent.pk),
-    }
-    return _secure(render(request, "catalogue/agent_no_card.html", context))

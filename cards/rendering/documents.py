@@ -15,6 +15,8 @@ from django.urls import reverse
 
 from cards import badges
 from cards.models import Agent, AgentKey, Extension, Skill
+from cards.rendering import bounds
+from cards.rendering.bounds import clip, strings, within
 
 # Stands for the registry's base URL in stored documents (".invalid" can never be a real host);
 # the read side puts the real one in when it serves them.
@@ -31,6 +33,10 @@ _LINK_ROUTES = {
     "attestation": "agent-attestation",
     "page": "catalogue-agent",
     "badge": "badge",
+    # The whole lists a document shows the first items of (cards.rendering.bounds).
+    "skills": "agent-skills",
+    "interfaces": "agent-interfaces",
+    "live_checks": "agent-live-checks",
 }
 _templates: dict[str, str] = {}
 
@@ -102,16 +108,18 @@ def crawl_section(agent: Agent) -> dict[str, Any]:
 
 def ard_section(agent: Agent) -> dict[str, Any]:
     """The agent as ARD sees it: its identifier and, when a manifest lists it, the entry's
-    discovery terms."""
+    discovery terms (the first of each: :mod:`cards.rendering.bounds`)."""
     entry = agent.ard_entry or {}
     return {
         "identifier": agent.ard_identifier,
         "identifier_source": agent.ard_identifier_source or None,
         "manifest_url": entry.get("manifestUrl"),
         "listed": agent.manifest_listed,
-        "representative_queries": list(entry.get("representativeQueries") or []),
+        "representative_queries": strings(
+            entry.get("representativeQueries"), bounds.ARD_QUERIES, bounds.TEXT
+        ),
         "capabilities": list(agent.capabilities or []),
-        "tags": list(entry.get("tags") or []),
+        "tags": strings(entry.get("tags"), bounds.ARD_TAGS, bounds.TAG),
         "trust_manifest": entry.get("trustManifest"),
     }
 
@@ -130,14 +138,18 @@ def live_outcome(agent: Agent) -> dict[str, Any]:
 
 
 def live_section(agent: Agent) -> dict[str, Any]:
-    """The whole report of the last live run (docs/live-checks.md), and the opt-in."""
+    """The report of the last live run (docs/live-checks.md) with its first check rows
+    (``checks_total`` counts them all; ``links.live_checks`` lists them), and the opt-in."""
     report = agent.live or {}
+    checks = report.get("checks")
+    checks = checks if isinstance(checks, list) else []
     return {
         **live_outcome(agent),
         "endpoint": report.get("endpoint") or NOT_CHECKED,
         "failing_since": report.get("failing_since"),
         "probe_messages": agent.probe_messages,
-        "checks": list(report.get("checks") or []),
+        "checks": within(checks, count=bounds.DETAIL_CHECKS, budget=bounds.CHECKS_BYTES),
+        "checks_total": len(checks),
     }
 
 
@@ -147,17 +159,50 @@ def moderation_section(state: str, reason: str | None) -> dict[str, Any]:
     return {"state": state, "reason": reason or None}
 
 
+def skill_brief(skill: Skill) -> dict[str, Any]:
+    """A skill in a list row: id, name and its first tags."""
+    return {
+        "id": skill.skill_id,
+        "name": skill.name,
+        "tags": strings(skill.tags, bounds.SUMMARY_TAGS, bounds.TAG),
+    }
+
+
+def skill_document(skill: Skill) -> dict[str, Any]:
+    """A skill as the detail and ``/api/v1/agents/{id}/skills`` show it (strings and lists
+    bounded: :mod:`cards.rendering.bounds`)."""
+    return {
+        "id": skill.skill_id,
+        "name": skill.name,
+        "description": clip(skill.description, bounds.SKILL_DESCRIPTION),
+        "tags": strings(skill.tags, bounds.SKILL_TAGS, bounds.TAG),
+        "examples": strings(skill.examples, bounds.SKILL_EXAMPLES, bounds.TEXT),
+        "input_modes": strings(skill.input_modes, bounds.SKILL_MODES, bounds.WORD),
+        "output_modes": strings(skill.output_modes, bounds.SKILL_MODES, bounds.WORD),
+    }
+
+
+def extension_document(extension: Extension) -> dict[str, Any]:
+    return {
+        "uri": extension.uri,
+        "description": clip(extension.description, bounds.TEXT),
+        "required": extension.required,
+        "params": extension.params,
+    }
+
+
 def summary(agent: Agent, skills: list[Skill], uptime: Uptime = (None, None)) -> dict[str, Any]:
     """One row of a search result: the fields it shares with the detail have the detail's shape
     (``moderation``, ``health`` and ``crawl`` objects; a null ``signature_status`` until one was
-    checked). See docs/api.md ("One shape per field")."""
+    checked). See docs/api.md ("One shape per field"). Its description and skills are the first
+    ones (``skills_total`` counts them all; the detail has more)."""
     return {
         "id": str(agent.pk),
         "ard_identifier": agent.ard_identifier,
         "url": agent.url,
         "card_url": agent.card_url,
         "name": agent.name,
-        "description": agent.description,
+        "description": clip(agent.description, bounds.SUMMARY_DESCRIPTION),
         "version": agent.version,
         "provider": _provider(agent),
         "shape": agent.shape,
@@ -168,7 +213,13 @@ def summary(agent: Agent, skills: list[Skill], uptime: Uptime = (None, None)) ->
         "signature_status": agent.signature_status or None,
         "live": live_outcome(agent),
         "streaming": agent.streaming,
-        "skills": [{"id": s.skill_id, "name": s.name, "tags": list(s.tags or [])} for s in skills],
+        "skills": within(
+            skills,
+            count=bounds.SUMMARY_SKILLS,
+            budget=bounds.SUMMARY_SKILLS_BYTES,
+            shape=skill_brief,
+        ),
+        "skills_total": len(skills),
         "validation": _validation(agent),
         "last_crawled_at": when(agent.last_crawled_at),
         "created_at": when(agent.created_at),
@@ -183,7 +234,9 @@ def detail(
     keys: list[AgentKey],
     uptime: Uptime,
 ) -> dict[str, Any]:
-    """The public detail (the reader-dependent ``moderation`` and ``owned`` are added at read)."""
+    """The public detail (the reader-dependent ``moderation`` and ``owned`` are added at read).
+    Each long list carries its first items and its total (``skills_total``, ...); the rest is
+    at the detail's ``links`` (:mod:`cards.rendering.bounds`)."""
     signature: dict[str, Any] = {
         "status": agent.signature_status or None,
         "form": None,
@@ -193,6 +246,12 @@ def detail(
         "thumbprints": [],
     }
     signature.update(agent.signature or {})
+    for name in ("signatures", "thumbprints", "covered_fields", "uncovered_fields"):
+        listed = signature.get(name)
+        if isinstance(listed, list) and len(listed) > bounds.DETAIL_SIGNATURES:
+            signature[name] = listed[: bounds.DETAIL_SIGNATURES]
+            signature[f"{name}_total"] = len(listed)
+    signature["keys_total"] = len(keys)
     signature["keys"] = [
         {
             "thumbprint": key.thumbprint,
@@ -202,10 +261,15 @@ def detail(
             "last_seen_at": when(key.last_seen_at),
             "current": key.current,
         }
-        for key in keys
+        for key in keys[: bounds.DETAIL_KEYS]
     ]
+    findings = agent.findings if isinstance(agent.findings, list) else []
     validation = _validation(agent)
-    validation["findings"] = agent.findings
+    validation["findings"] = within(
+        findings, count=bounds.DETAIL_FINDINGS, budget=bounds.FINDINGS_BYTES
+    )
+    validation["findings_total"] = len(findings)
+    interfaces = agent.interfaces if isinstance(agent.interfaces, list) else []
     return {
         "id": str(agent.pk),
         "ard_identifier": agent.ard_identifier,
@@ -218,7 +282,8 @@ def detail(
         "shape": agent.shape,
         "documentation_url": agent.documentation_url,
         "icon_url": agent.icon_url,
-        "interfaces": agent.interfaces,
+        "interfaces": interfaces[: bounds.DETAIL_INTERFACES],
+        "interfaces_total": len(interfaces),
         "capabilities": {
             "streaming": agent.streaming,
             "pushNotifications": agent.push_notifications,
@@ -231,22 +296,17 @@ def detail(
         "signature": signature,
         "live": live_section(agent),
         "validation": validation,
-        "skills": [
-            {
-                "id": s.skill_id,
-                "name": s.name,
-                "description": s.description,
-                "tags": list(s.tags or []),
-                "examples": list(s.examples or []),
-                "input_modes": list(s.input_modes or []),
-                "output_modes": list(s.output_modes or []),
-            }
-            for s in skills
-        ],
-        "extensions": [
-            {"uri": e.uri, "description": e.description, "required": e.required, "params": e.params}
-            for e in extensions
-        ],
+        "skills": within(
+            skills, count=bounds.DETAIL_SKILLS, budget=bounds.SKILLS_BYTES, shape=skill_document
+        ),
+        "skills_total": len(skills),
+        "extensions": within(
+            extensions,
+            count=bounds.DETAIL_EXTENSIONS,
+            budget=bounds.EXTENSIONS_BYTES,
+            shape=extension_document,
+        ),
+        "extensions_total": len(extensions),
         "ard": ard_section(agent),
         "embed": badges.embed_snippets(agent, BASE),
         "created_at": when(agent.created_at),

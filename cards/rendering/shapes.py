@@ -177,7 +177,10 @@ class LiveSectionSerializer(LiveOutcomeSerializer):
     probe_messages = serializers.BooleanField(
         help_text="The owner opted in to checks that send messages."
     )
-    checks = LiveCheckSerializer(many=True)
+    checks = LiveCheckSerializer(
+        many=True, help_text="The first rows (links.live_checks lists them all)."
+    )
+    checks_total = serializers.IntegerField(help_text="Rows in the report.")
 
 
 class ModerationSerializer(serializers.Serializer):
@@ -220,7 +223,12 @@ class AgentSummarySerializer(serializers.ModelSerializer):
         help_text="The name of the skill closest to q (ranked lists only).",
     )
     provider = ProviderField(source="*")
-    skills = SkillBriefSerializer(many=True, read_only=True)
+    skills = SkillBriefSerializer(
+        many=True, read_only=True, help_text="The first skills, each with its first tags."
+    )
+    skills_total = serializers.IntegerField(
+        read_only=True, help_text="Skills in the card (links.skills lists them all)."
+    )
     validation = serializers.SerializerMethodField()
     links = serializers.SerializerMethodField()
     live = serializers.SerializerMethodField()
@@ -245,6 +253,7 @@ class AgentSummarySerializer(serializers.ModelSerializer):
             "live",
             "streaming",
             "skills",
+            "skills_total",
             "validation",
             "last_crawled_at",
             "created_at",
@@ -277,7 +286,11 @@ class AgentDetailSerializer(AgentSummarySerializer):
     extensions = ExtensionSerializer(many=True, read_only=True)
     crawl = CrawlSerializer(source="*")
     capabilities = serializers.SerializerMethodField()
-    interfaces = serializers.JSONField()
+    interfaces = serializers.JSONField(
+        help_text="The first interfaces (links.interfaces lists them all)."
+    )
+    interfaces_total = serializers.IntegerField(read_only=True)
+    extensions_total = serializers.IntegerField(read_only=True)
     content_sha256 = serializers.CharField()
     signature = serializers.SerializerMethodField()
     embed = serializers.SerializerMethodField()
@@ -297,6 +310,7 @@ class AgentDetailSerializer(AgentSummarySerializer):
             "documentation_url",
             "icon_url",
             "interfaces",
+            "interfaces_total",
             "capabilities",
             "status",
             "health",
@@ -306,7 +320,9 @@ class AgentDetailSerializer(AgentSummarySerializer):
             "live",
             "validation",
             "skills",
+            "skills_total",
             "extensions",
+            "extensions_total",
             "ard",
             "embed",
             "created_at",

@@ -27,7 +27,8 @@ from cards.rendering.documents import Uptime
 
 # Bump when a document's shape changes; `manage.py render_documents` (and a data migration)
 # re-render every agent whose documents are older.
-DOC_FORMAT = 4  # 4: live checks (live, health.endpoint); 3: list rows share the detail's shapes
+DOC_FORMAT = 5  # 5: long lists bounded, with totals (bounds.py); 4: live checks (live,
+# health.endpoint); 3: list rows share the detail's shapes
 
 FacetKey = tuple[str, str, str]  # kind, direction, key
 

@@ -6,6 +6,7 @@ import datetime as dt
 from typing import Any
 
 from cards.models import Agent
+from cards.rendering import bounds
 from protocols.ard.filters import A2A_TYPE
 
 # What a projection needs from an agent row (one query per page, no joins).
@@ -50,9 +51,10 @@ def projection(agent: Agent, *, base: str, source: str) -> dict[str, Any]:
     }
     description = agent.description or entry.get("description")
     if description:
-        out["description"] = description
+        out["description"] = bounds.clip(description, bounds.ARD_DESCRIPTION)
     if agent.tags:
-        out["tags"] = list(agent.tags)
+        # The first tags (a card may have thousands); metadata.tagsTotal counts them all.
+        out["tags"] = list(agent.tags[: bounds.ARD_TAGS])
     if agent.capabilities:
         out["capabilities"] = list(agent.capabilities)
     if agent.version:
@@ -68,6 +70,8 @@ def projection(agent: Agent, *, base: str, source: str) -> dict[str, Any]:
         "liveOutcome": agent.live_outcome or "not-checked",
         "liveCheckedAt": _iso(agent.live_checked_at),
     }
+    if len(agent.tags or []) > bounds.ARD_TAGS:
+        out["metadata"]["tagsTotal"] = len(agent.tags)
     out["source"] = source
     return out
 
@@ -77,8 +81,12 @@ def full(agent: Agent, *, base: str, source: str) -> dict[str, Any]:
     the manifest gave (representative queries, trust manifest)."""
     out = projection(agent, base=base, source=source)
     entry = agent.ard_entry or {}
+    if "description" in out:  # the whole description (ingest keeps 20,000 characters)
+        full_text = agent.description or entry.get("description")
+        out["description"] = bounds.clip(full_text, bounds.DESCRIPTION)
     if entry.get("representativeQueries"):
-        out["representativeQueries"] = list(entry["representativeQueries"])
+        queries = bounds.strings(entry["representativeQueries"], bounds.ARD_QUERIES, bounds.TEXT)
+        out["representativeQueries"] = queries
     if entry.get("trustManifest") is not None:
         out["trustManifest"] = entry["trustManifest"]
     return out

@@ -90,6 +90,24 @@ def type_into(browser: Any, block: Any, name: str, text: str) -> Any:
     return field
 
 
+def try_hrefs(browser: Any, base: str, agent: Any) -> list[str]:
+    """The "Try it" links of the agent's page (one per skill with a structured input)."""
+    from selenium.webdriver.common.by import By
+
+    browser.get(f"{base}/agents/{agent.pk}")
+    return [a.get_attribute("href") for a in browser.find_elements(By.CSS_SELECTOR, "a.try-link")]
+
+
+def open_try_it(browser: Any, base: str, agent: Any) -> None:
+    """Open the agent's page and follow its first "Try it" link, as a reader does."""
+    from selenium.webdriver.common.by import By
+
+    browser.get(f"{base}/agents/{agent.pk}")
+    links = browser.find_elements(By.CSS_SELECTOR, "a.try-link")
+    assert links, "the agent page links no Try it page"
+    links[0].click()
+
+
 def test_the_oracle_form_drives_the_message_and_an_example_fills_it(
     browser: Any, live_server: Any
 ) -> None:
@@ -97,7 +115,7 @@ def test_the_oracle_form_drives_the_message_and_an_example_fills_it(
 
     call_command("load_demo", stdout=StringIO())
     oracle = Agent.objects.get(name="Fight Club Oracle")
-    browser.get(f"{live_server.url}/agents/{oracle.pk}")
+    open_try_it(browser, live_server.url, oracle)
     block = until(browser, lambda: browser.find_element(By.CSS_SELECTOR, ".try-block.js-form"))
     # The message follows the form: seed 000's data part, in the v1.0 form the card declares.
     type_into(browser, block, "b", "1 horse sized duck")
@@ -152,7 +170,7 @@ def test_a_bounded_field_shows_the_validators_error_beside_it(
         }
     ]
     agent = agent_from_card(card)
-    browser.get(f"{live_server.url}/agents/{agent.pk}")
+    open_try_it(browser, live_server.url, agent)
     block = until(browser, lambda: browser.find_element(By.CSS_SELECTOR, ".try-block.js-form"))
     # The nested object, the enum and the array are rendered by the library.
     assert block.find_elements(By.CSS_SELECTOR, "select")
@@ -184,7 +202,7 @@ def test_the_owner_sends_and_sees_a_completed_task_with_its_output_validated(
         assert crawling.agent_crawl(agent_id=row.pk) == "stored"
         browser.get(f"{live_server.url}/favicon.ico")
         browser.add_cookie({"name": "sessionid", "value": session.cookies["sessionid"].value})
-        browser.get(f"{live_server.url}/agents/{row.pk}")
+        open_try_it(browser, live_server.url, row)
         block = until(browser, lambda: browser.find_element(By.CSS_SELECTOR, ".try-block.js-form"))
         block.find_element(By.CSS_SELECTOR, ".try-send").click()
         answer = until(
@@ -225,7 +243,7 @@ def test_a_schema_the_library_refuses_falls_back_to_the_json_editor(
         }
     ]
     agent = agent_from_card(card)
-    browser.get(f"{live_server.url}/agents/{agent.pk}")
+    open_try_it(browser, live_server.url, agent)
     block = until(browser, lambda: browser.find_element(By.CSS_SELECTOR, ".try-block"))
     reason = until(
         browser,
@@ -263,7 +281,7 @@ def test_a_skill_with_input_fields_gets_a_form_that_drives_the_message(
     from tests.schemas.test_fields import REVIEW_SKILL
 
     agent = agent_from_card(minimal_card(name="Book Review Agent", skills=[REVIEW_SKILL]))
-    browser.get(f"{live_server.url}/agents/{agent.pk}")
+    open_try_it(browser, live_server.url, agent)
     block = until(browser, lambda: browser.find_element(By.CSS_SELECTOR, ".try-block.js-form"))
     type_into(browser, block, "bookTitle", "Charlotte's Web")
     part = preview(block)["params"]["message"]["parts"][0]
@@ -309,8 +327,9 @@ def test_every_card_with_schemas_renders_a_form_without_console_errors(
             pytest.skip(f"{path} is not there")
         agents = [agent_from_card(path.read_bytes())]
     seen = 0
-    for agent in agents:
-        browser.get(f"{live_server.url}/agents/{agent.pk}")
+    pages = [href for agent in agents for href in try_hrefs(browser, live_server.url, agent)]
+    for href in pages:
+        browser.get(href)
         for block in browser.find_elements(By.CSS_SELECTOR, ".try-block"):
             seen += 1
             until(
@@ -320,5 +339,5 @@ def test_every_card_with_schemas_renders_a_form_without_console_errors(
                     or block.find_element(By.CSS_SELECTOR, ".try-reason").is_displayed()
                 ),
             )
-        assert console_errors(browser) == [], agent.name
+        assert console_errors(browser) == [], href
     assert seen >= 1

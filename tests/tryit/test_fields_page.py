@@ -15,16 +15,16 @@ from django.test import Client
 from cards.models import Agent
 from tests.factories import agent_from_card, minimal_card
 from tests.schemas.test_fields import PERIOD, REVIEW_SKILL
+from tests.tryit.pages import try_links, try_page
 from tests.tryit.test_page import pre
 
 pytestmark = pytest.mark.django_db
 
 
 def page_of(card: dict[str, Any]) -> tuple[Agent, str]:
+    """The agent and its first skill's "Try it" page, followed from its page."""
     agent = agent_from_card(card)
-    response = Client().get(f"/agents/{agent.pk}")
-    assert response.status_code == 200
-    return agent, response.content.decode()
+    return agent, try_page(Client(), agent).content.decode()
 
 
 def config_of(page: str) -> dict[str, Any]:
@@ -133,5 +133,6 @@ def test_when_both_exist_the_schemad_mode_wins_and_the_page_says_the_fields_exis
 def test_a_skill_without_inputs_to_try_gets_no_block() -> None:
     card = minimal_card(name="Plain")
     card["skills"][0]["inputFields"] = []
-    _agent, page = page_of(card)
-    assert 'id="try-it"' not in page
+    agent = agent_from_card(card)
+    page = Client().get(f"/agents/{agent.pk}").content.decode()
+    assert 'id="try-it"' not in page and not try_links(page)

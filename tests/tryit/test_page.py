@@ -14,6 +14,7 @@ from django.test import Client
 
 from cards.models import Agent
 from tests.factories import agent_from_card, minimal_card
+from tests.tryit.pages import try_links, try_page
 
 pytestmark = pytest.mark.django_db
 
@@ -33,8 +34,7 @@ def oracle() -> Agent:
 def test_the_demo_oracle_page_shows_the_message_snippets_and_outputs_without_script(
     oracle: Agent,
 ) -> None:
-    response = Client().get(f"/agents/{oracle.pk}")
-    assert response.status_code == 200
+    response = try_page(Client(), oracle)
     page = response.content.decode()
     assert 'id="try-it"' in page
     # The exact v1.0 SendMessage, with the skill's example (which validates) as its data.
@@ -93,7 +93,7 @@ def test_a_v03_agent_gets_message_send_with_a_kind_data_part() -> None:
         }
     ]
     agent = agent_from_card(card)
-    page = Client().get(f"/agents/{agent.pk}").content.decode()
+    page = try_page(Client(), agent).content.decode()
     body = json.loads(pre(page, "try-preview"))
     assert body["method"] == "message/send"
     part = body["params"]["message"]["parts"][0]
@@ -109,6 +109,7 @@ def test_a_page_without_schema_inputs_keeps_the_no_script_policy() -> None:
     agent = agent_from_card(minimal_card(name="Plain"))
     response = Client().get(f"/agents/{agent.pk}")
     assert 'id="try-it"' not in response.content.decode()
+    assert not try_links(response.content.decode())
     assert "script-src" not in response["Content-Security-Policy"]
 
 
@@ -126,6 +127,6 @@ def test_a_schema_that_is_not_an_object_falls_back_to_the_json_editor_with_its_r
         }
     ]
     agent = agent_from_card(card)
-    page = Client().get(f"/agents/{agent.pk}").content.decode()
+    page = try_page(Client(), agent).content.decode()
     assert "the schema does not describe an object with properties" in page
     assert 'class="try-json"' in page and "data-django-jsonform" not in page

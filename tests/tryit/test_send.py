@@ -21,6 +21,7 @@ from rest_framework.test import APIClient
 from cards import crawling
 from cards.models import Agent
 from tests.live.agents import CARD_HOST_ONLY, LiveAgent, broken_agent, sdk_agent
+from tests.tryit.pages import try_page
 
 pytestmark = pytest.mark.django_db
 
@@ -162,7 +163,7 @@ def test_the_page_session_needs_its_csrf_token(running: LiveAgent) -> None:
     row = ingest(running, alice, opted_in=True)
     browser = Client(enforce_csrf_checks=True)
     browser.force_login(alice)
-    page = browser.get(f"/agents/{row.pk}").content.decode()
+    page = try_page(browser, row).content.decode()
     assert 'class="try-send"' in page  # the owner of an opted-in agent sees the button
     url = f"/api/v1/agents/{row.pk}/try"
     body = {"skill": "compare", "payload": PAYLOAD}
@@ -195,7 +196,7 @@ def test_the_pages_snippets_send_the_message_as_they_are(running: LiveAgent) -> 
     form's message and get its task back."""
     alice, _ = account("alice")
     row = ingest(running, alice, opted_in=False)
-    page = Client().get(f"/agents/{row.pk}").content.decode()
+    page = try_page(Client(), row).content.decode()
     python = subprocess.run(
         [sys.executable, "-c", _snippet(page, "try-python")],
         capture_output=True,

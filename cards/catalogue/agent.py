@@ -1,0 +1,210 @@
+"""An agent's catalogue page: its card, health, live checks, skills, schemas and badge.
+
+The page costs what it shows, whatever the card holds (issue 43; docs/catalogue.md, "Large
+cards"): the agent row is read without its large columns (findings, the stored documents, the
+interfaces and the live report's rows stay in the database), then one page of skills, of
+interfaces and of live check rows (``?skills_page=``, ``?interfaces_page=``, ``?checks_page=``),
+the first extensions and schemas. Long texts of skills are cut; the API and the card JSON have
+them whole. A skill's "Try it" form is a page of its own (tryit/), built when a reader opens it.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+from django.db.models import QuerySet
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.urls import NoReverseMatch, reverse
+from django.views.decorators.http import require_safe
+
+from cards import hooks
+from cards.badges import embed_snippets
+from cards.catalogue import paging
+from cards.catalogue.common import _secure, safe_link
+from cards.catalogue.live import live_context
+from cards.catalogue.no_card import of_agent
+from cards.catalogue.schema_rows import schema_rows
+from cards.models import Agent, Extension, Mode, Skill
+from cards.reads import gate, parts
+from cards.reads.gate import Viewer
+from cards.rendering.bounds import clip
+
+# Columns the page never shows: left unread (a card's interfaces and findings, the stored
+# documents and the index's arrays can each be megabytes).
+UNREAD = (
+    "findings", "search_text", "signature", "interfaces", "summary_doc", "detail_doc",
+    "facet_keys", "mode_keys", "tags", "capabilities", "ard_entry",
+)  # fmt: skip
+EXTENSIONS_SHOWN = 20
+# What a skill shows on the page (the API's skill list has the rest).
+SKILL_TEXT = 1000
+SKILL_TAGS = 20
+SKILL_EXAMPLES = 5
+SKILL_EXAMPLE_TEXT = 300
+SKILL_MODES = 10
+
+
+def _optional_url(name: str, *args: Any) -> str | None:
+    try:
+        return reverse(name, args=args)
+    except NoReverseMatch:
+        return None
+
+
+@dataclass
+class ShownSkill:
+    """A skill as the page shows it: cut texts, its first tags, examples and modes."""
+
+    skill: Skill
+    skill_id: str
+    name: str
+    description: str
+    tags: list[str]
+    more_tags: int
+    examples: list[str]
+    input_modes: list[str]
+    output_modes: list[str]
+    try_url: str | None = None
+
+    @classmethod
+    def of(cls, skill: Skill) -> ShownSkill:
+        tags = [tag for tag in skill.tags or [] if isinstance(tag, str)]
+        return cls(
+            skill=skill,
+            skill_id=skill.skill_id,
+            name=skill.name,
+            description=clip(skill.description, SKILL_TEXT),
+            tags=[clip(tag, 256) for tag in tags[:SKILL_TAGS]],
+            more_tags=max(0, len(tags) - SKILL_TAGS),
+            examples=[clip(e, SKILL_EXAMPLE_TEXT) for e in (skill.examples or [])[:SKILL_EXAMPLES]],
+            input_modes=[clip(m, 512) for m in (skill.input_modes or [])[:SKILL_MODES]],
+            output_modes=[clip(m, 512) for m in (skill.output_modes or [])[:SKILL_MODES]],
+        )
+
+
+def _skills(request: HttpRequest, agent: Agent) -> paging.Part:
+    total = Skill.objects.filter(agent=agent).count()
+    per = paging.SKILLS_PER_PAGE
+    number = paging.clamp(paging.requested(request, "skills_page"), total, per)
+    rows = Skill.objects.filter(agent=agent).order_by("position")
+    offset = (number - 1) * per
+    items = [ShownSkill.of(skill) for skill in rows[offset : offset + per]]
+    return paging.part(
+        request, "skills_page", number=number, per_page=per, total=total, items=items,
+        fragment="skills",
+    )  # fmt: skip
+
+
+def _array(
+    request: HttpRequest, agents: QuerySet[Agent], agent: Agent, which: str, param: str,
+    per: int, fragment: str,
+) -> paging.Part:  # fmt: skip
+    """One page of the agent's interfaces or live check rows, read by the database."""
+    number = paging.requested(request, param)
+    total, items = parts.array_slice(agents, agent.pk, which, (number - 1) * per, per) or (0, [])
+    if not items and number > 1:  # past the last page: show the last one
+        number = paging.clamp(number, total, per)
+        total, items = parts.array_slice(agents, agent.pk, which, (number - 1) * per, per) or (
+            0,
+            [],
+        )
+    return paging.part(
+        request, param, number=number, per_page=per, total=total, items=items, fragment=fragment
+    )
+
+
+@require_safe
+def agent_page(request: HttpRequest, pk: uuid.UUID) -> HttpResponse:
+    agents = gate.agents(Viewer.of(request.user))
+    agent = parts.live_head(agents.defer(*UNREAD).filter(pk=pk)).first()
+    if agent is None:
+        response = render(request, "catalogue/not_found.html", {"pk": pk}, status=404)
+        return _secure(response)
+    if agent.latest_snapshot_id is None:
+        return _no_card_page(request, agent)
+
+    defaults = list(
+        Mode.objects.filter(agent=agent, skill__isnull=True)
+        .only("direction", "media_type", "essence", "schema")
+        .order_by("direction", "id")[:100]
+    )
+    extensions = list(Extension.objects.filter(agent=agent).order_by("position")[:EXTENSIONS_SHOWN])
+    extensions_total = (
+        Extension.objects.filter(agent=agent).count()
+        if len(extensions) == EXTENSIONS_SHOWN
+        else len(extensions)
+    )
+    skills = _skills(request, agent)
+    interfaces = _array(
+        request, agents, agent, parts.INTERFACES, "interfaces_page",
+        paging.INTERFACES_PER_PAGE, "interfaces",
+    )  # fmt: skip
+    checks = _array(
+        request, agents, agent, parts.LIVE_CHECKS, "checks_page",
+        paging.CHECKS_PER_PAGE, "live-checks",
+    )  # fmt: skip
+    base_url = request.build_absolute_uri("/")
+    page_url = request.build_absolute_uri(reverse("catalogue-agent", args=[agent.pk]))
+    snippets = embed_snippets(agent, base_url, link_url=page_url)
+    # Sections other apps add (tryit/: a "Try it" link for each skill of this page that has a
+    # structured input), each with its own template.
+    setattr(agent, "page_skills", [shown.skill for shown in skills.items])  # noqa: B010
+    sections = [
+        section
+        for hook in hooks.agent_page_sections
+        if (section := hook(request, agent)) is not None
+    ]
+    for section in sections:
+        links = section.get("skill_links") or {}
+        for shown in skills.items:
+            shown.try_url = shown.try_url or links.get(shown.skill.pk)
+    live = live_context(agent, request.user, report=parts.report_head(agent), checks=checks.items)
+    context = {
+        "agent": agent,
+        "public": agent.moderation in Agent.PUBLIC_STATES,
+        "provider_link": safe_link(agent.provider_url),
+        "documentation_link": safe_link(agent.documentation_url),
+        "input_modes": [m for m in defaults if m.direction == Mode.Direction.INPUT],
+        "output_modes": [m for m in defaults if m.direction == Mode.Direction.OUTPUT],
+        "schemas": schema_rows(agent),
+        "skills": skills,
+        "interfaces": interfaces,
+        "checks": checks,
+        "extensions": extensions,
+        "extensions_more": extensions_total - len(extensions),
+        "snippets": [
+            ("Markdown", snippets["markdown"]),
+            ("HTML", snippets["html"]),
+            ("reStructuredText", snippets["rst"]),
+        ],
+        "badge_url": f"/badges/{agent.pk}.svg",
+        "card_url": reverse("agent-card", args=[agent.pk]),
+        "api_url": reverse("agent-detail", args=[agent.pk]),
+        "skills_api_url": reverse("agent-skills", args=[agent.pk]),
+        "interfaces_api_url": reverse("agent-interfaces", args=[agent.pk]),
+        "checks_api_url": reverse("agent-live-checks", args=[agent.pk]),
+        "history_url": reverse("agent-history", args=[agent.pk]),
+        "attestation_url": _optional_url("agent-attestation", agent.pk),
+        "live": live,
+        "sections": sections,
+    }
+    scripts = any(section.get("scripts") for section in sections)
+    return _secure(render(request, "catalogue/agent.html", context), scripts=scripts)
+
+
+def _no_card_page(request: HttpRequest, agent: Agent) -> HttpResponse:
+    """The page of an agent without a card (its owner's or staff's only: cards.reads.gate):
+    one sentence with the reason and the next try; nothing that only a card can fill (badge,
+    states, health, skills, schemas) and no link that cannot answer (card JSON, attestation)."""
+    context = {
+        "agent": agent,
+        "public": agent.moderation in Agent.PUBLIC_STATES,
+        "no_card": of_agent(agent),
+        "manager": Viewer.of(request.user).manages(agent),
+        "api_url": reverse("agent-detail", args=[agent.pk]),
+        "recrawl_url": _optional_url("agent-recrawl", agent.pk),
+    }
+    return _secure(render(request, "catalogue/agent_no_card.html", context))
