@@ -12,6 +12,8 @@ the stored report stays small whatever the card says.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import lru_cache
+from urllib.parse import urlsplit
 
 from django.conf import settings
 
@@ -26,9 +28,20 @@ TITLE = "The interface can be checked"
 ROWS_EACH = 8
 
 
+@lru_cache(maxsize=256)
+def _normal_origin(scheme_and_netloc: str) -> str:
+    return origin_of(normalise_fetched(scheme_and_netloc)).lower()
+
+
 def key_of(interface: Interface) -> tuple[str, str, str]:
-    """(origin in normal form, binding, version): what makes two interfaces worth two checks."""
-    return origin_of(normalise_fetched(interface.url)).lower(), interface.binding, interface.version
+    """(origin in normal form, binding, version): what makes two interfaces worth two checks.
+    Only the scheme and authority are normalised (once each: a card repeats one host)."""
+    try:
+        parts = urlsplit(interface.url)
+        origin = _normal_origin(f"{parts.scheme}://{parts.netloc}")
+    except ValueError:
+        origin = interface.url
+    return origin, interface.binding, interface.version
 
 
 def unchecked_reason(interface: Interface) -> str | None:
