@@ -21,7 +21,7 @@ from cards.moderation import agent_delete, agent_moderate
 from cards.progress import SCHEMA, progress_errors
 from tests.factories import minimal_card
 from tests.support import SEEDS, CardServer, Reply
-from tests.workers import wait_for, worker_env
+from tests.workers import run_import, wait_for, worker_env
 
 pytestmark = pytest.mark.django_db
 
@@ -308,17 +308,8 @@ def test_an_import_takes_the_origins_turn_like_every_crawl(
         urls.append(card_server.url(f"/p{number}.json"))
     start_worker(pool="threads", concurrency=4)
     start_worker(pool="threads", concurrency=4)
-    client = APIClient()
-    client.credentials(HTTP_AUTHORIZATION=f"Token {token}")
-    created = client.post("/api/v1/imports", {"urls": urls}, format="json")
-    assert created.status_code == 202
-    job = ImportJob.objects.get(pk=created.json()["id"])
-
-    def finished() -> bool:
-        job.refresh_from_db()
-        return job.status == ImportJob.Status.COMPLETED
-
-    assert wait_for(finished, timeout=90), imports.outcome_counts(job)
+    job, finished = run_import(token, urls, timeout=90)
+    assert finished, imports.outcome_counts(job)
     assert imports.outcome_counts(job)["crawled"] == 5
     assert len(fetched) == 5
     gaps = [b - a for a, b in zip(fetched, fetched[1:], strict=False)]

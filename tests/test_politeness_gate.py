@@ -21,7 +21,7 @@ from django.utils import timezone
 
 from registry.http import FetchError, FetchPolicy, fetch, gate
 from tests.support import CardServer, Reply, running_server
-from tests.workers import wait_for
+from tests.workers import run_import, wait_for
 
 LOOPBACK = (ipaddress.ip_network("127.0.0.0/8"), ipaddress.ip_network("::1/128"))
 
@@ -262,11 +262,9 @@ def test_an_import_on_one_address_is_spaced_by_the_gate_across_workers(
     four threads each, a 1 s gap: every request that reaches the address is about a gap after
     the one before (before the gate, crawls of other origins on one address ran together, and
     the gap held only between crawl starts at one origin)."""
-    from rest_framework.test import APIClient
 
     import tests.workers
     from cards import imports
-    from cards.models import ImportJob
     from tests.factories import minimal_card
     from tests.workers import worker_env
 
@@ -300,17 +298,8 @@ def test_an_import_on_one_address_is_spaced_by_the_gate_across_workers(
             urls.append(f"http://{host}:{server.port}/g{number}.json")
         start_worker(pool="threads", concurrency=4)
         start_worker(pool="threads", concurrency=4)
-        client = APIClient()
-        client.credentials(HTTP_AUTHORIZATION=f"Token {token}")
-        created = client.post("/api/v1/imports", {"urls": urls}, format="json")
-        assert created.status_code == 202
-        job = ImportJob.objects.get(pk=created.json()["id"])
-
-        def finished() -> bool:
-            job.refresh_from_db()
-            return job.status == ImportJob.Status.COMPLETED
-
-        assert wait_for(finished, timeout=180), (imports.outcome_counts(job), arrivals)
+        job, finished = run_import(token, urls, timeout=180)
+        assert finished, (imports.outcome_counts(job), arrivals)
     assert len(arrivals) == 8
     spaced = gaps(sorted(arrivals))
     assert min(spaced) >= 0.7, spaced

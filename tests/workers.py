@@ -147,3 +147,23 @@ def wait_for(predicate: Callable[[], bool], timeout: float = 60) -> bool:
             return True
         time.sleep(0.2)
     return False
+
+
+def run_import(token: str, urls: list[str], timeout: float = 120) -> tuple[Any, bool]:
+    """``POST /api/v1/imports`` of ``urls`` as the token's account, then wait for the job to
+    complete: the job and whether it did in ``timeout`` seconds."""
+    from rest_framework.test import APIClient
+
+    from cards.models import ImportJob
+
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Token {token}")
+    created = client.post("/api/v1/imports", {"urls": urls}, format="json")
+    assert created.status_code == 202, created.content
+    job = ImportJob.objects.get(pk=created.json()["id"])
+
+    def finished() -> bool:
+        job.refresh_from_db()
+        return job.status == ImportJob.Status.COMPLETED
+
+    return job, wait_for(finished, timeout=timeout)
