@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -21,6 +22,7 @@ from bench.live_tck_agents import CARD_PATH
 
 _HOP = {"connection", "keep-alive", "transfer-encoding", "content-length", "host", "te", "upgrade"}
 _SEND_METHODS = {"SendMessage", "message/send"}
+_CANCEL_METHODS = {"CancelTask", "tasks/cancel"}
 
 
 @dataclass
@@ -131,6 +133,25 @@ def card_cache_without_max_age(exchange: Exchange) -> None:
         exchange.headers["ETag"] = '"proxy-card"'
 
 
+def _is_cancel(exchange: Exchange) -> bool:
+    path = exchange.path.split("?")[0]
+    return exchange.rpc_method() in _CANCEL_METHODS or path.endswith(":cancel")
+
+
+def slow_cancel(exchange: Exchange) -> None:
+    """CancelTask answered after 10 s: slower than the registry waits (5 s for data, 8 s in
+    all), sooner than the TCK's 30 s; the specification sets no time."""
+    if _is_cancel(exchange):
+        time.sleep(10)
+
+
+def large_cancel_answer(exchange: Exchange) -> None:
+    """CancelTask's answer followed by 300 KiB of JSON white space: still the same JSON, over
+    the registry's 256 KiB; the specification sets no size."""
+    if _is_cancel(exchange):
+        exchange.body += b" " * (300 * 1024)
+
+
 def ignore_version(request_headers: dict[str, str]) -> None:
     """Before forwarding: any A2A-Version other than the ones spoken becomes 1.0."""
     for name in list(request_headers):
@@ -145,6 +166,7 @@ class Fault:
     expected: tuple[str, ...]  # the ids it should make fail (TCK ids where one exists)
     answer: Callable[[Exchange], None] | None = None
     request: Callable[[dict[str, str]], None] | None = None
+    spared: tuple[str, ...] = ()  # ids it must NOT make fail (a limit of the registry's own)
 
 
 FAULTS = [
@@ -202,6 +224,20 @@ FAULTS = [
         ("CARD-CACHE-001",),
         answer=card_cache_without_max_age,
     ),
+    Fault(
+        "slow-cancel",
+        "CancelTask answered after 10 s (no rule broken)",
+        (),
+        answer=slow_cancel,
+        spared=("CORE-CANCEL-003",),
+    ),
+    Fault(
+        "large-cancel-answer",
+        "CancelTask's answer padded to over 300 KiB (no rule broken)",
+        (),
+        answer=large_cancel_answer,
+        spared=("CORE-CANCEL-003",),
+    ),
 ]
 
 
@@ -256,14 +292,17 @@ class FaultProxy:
             exchange.body = self._card(exchange.body)
         if self.fault.answer is not None:
             self.fault.answer(exchange)
-        handler.send_response(exchange.status)
-        for name, value in (exchange.headers or {}).items():
-            if name.lower() != "content-encoding":
-                handler.send_header(name, value)
-        handler.send_header("Content-Length", str(len(exchange.body)))
-        handler.end_headers()
-        if handler.command != "HEAD":
-            handler.wfile.write(exchange.body)
+        try:
+            handler.send_response(exchange.status)
+            for name, value in (exchange.headers or {}).items():
+                if name.lower() != "content-encoding":
+                    handler.send_header(name, value)
+            handler.send_header("Content-Length", str(len(exchange.body)))
+            handler.end_headers()
+            if handler.command != "HEAD":
+                handler.wfile.write(exchange.body)
+        except (BrokenPipeError, ConnectionResetError):
+            handler.close_connection = True  # the client stopped waiting (slow-cancel)
 
     def _card(self, body: bytes) -> bytes:
         """The agent's card with its origin (either spelling) replaced by the proxy's."""

@@ -133,6 +133,16 @@ def test_each_fault_breaks_its_rule(agent: Agent) -> None:
     assert [version for _, version in agent.seen[-2:]] == ["1.0", "0.3"]
 
 
+def test_the_large_answer_is_the_same_json_over_the_registry_limit(agent: Agent) -> None:
+    body = {"jsonrpc": "2.0", "id": 3, "method": "CancelTask", "params": {"id": "x"}}
+    for proxy in through(agent, "large-cancel-answer"):
+        padded = httpx.post(proxy.origin + "/rpc", json=body)
+        plain = httpx.post(agent.origin + "/rpc", json=body)
+        assert len(padded.content) > 300 * 1024 > 256 * 1024
+        assert padded.json() == plain.json()
+        assert get_task(proxy.origin) == get_task(agent.origin)  # only CancelTask is padded
+
+
 def test_registry_rows_are_keyed_by_tck_branch_id_and_binding() -> None:
     url = "http://a/rpc"
     card = {
