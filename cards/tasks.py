@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import logging
 import random
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from typing import Any
 
 from celery import Task, shared_task
@@ -58,6 +58,7 @@ def _crawl(task: Task, agent_id: str, *, retries: int) -> str:
     origin = origin_of(target.card_url or target.url)
     wait = politeness.acquire(origin) if not eager else 0.0
     if wait > 0:  # as a single-agent task, whichever task this crawl runs in
+        scheduling.hold_queued(agent_id, wait * 1.5)  # queued again: the queue's lease
         return _defer(task, (agent_id,), wait, queue.PERIODIC, again=crawl_agent, retries=retries)
     # The last try (eager, or no retry left) does not defer on a manifest candidate's
     # transient failure: it goes on to the card paths (docs/ard.md).
@@ -107,7 +108,15 @@ def _defer(
     return "deferred"
 
 
+def _held(task: Task, agent_ids: Sequence[str]) -> AbstractContextManager[None]:
+    """The rows of the crawls this task runs, held while it runs (the running lease,
+    cards/scheduling.py); in-process (eager) crawls are the caller's own."""
+    return nullcontext() if task.request.is_eager else scheduling.held_while_crawling(agent_ids)
+
+
 # Crawl tasks: acknowledged once done (a lost worker's crawl runs again), retried with backoff.
+# A worker that dies holding one leaves its message unacknowledged for the broker's visibility
+# timeout (an hour); the row's running lease brings the crawl back within minutes instead.
 CRAWL_TASK: dict[str, Any] = {
     "bind": True,
     "acks_late": True,
@@ -129,7 +138,8 @@ def crawl_agent(self: Task, agent_id: str) -> str:
     the origin is busy, the task is re-queued for later without counting as a retry.
     """
     try:
-        return _crawl(self, agent_id, retries=self.request.retries)
+        with _held(self, [agent_id]):
+            return _crawl(self, agent_id, retries=self.request.retries)
     except _Again as again:
         raise self.retry(countdown=again.delay, exc=again.cause) from again.cause
     except (OperationalError, InterfaceError) as exc:
@@ -154,21 +164,27 @@ def crawl_agents(self: Task, agent_ids: list[str]) -> list[str]:
     (:func:`cards.services.enqueue_crawls`); when they run out, the agent being crawled is
     recorded as timed out and the rest are queued on their own.
     """
+    with _held(self, agent_ids):
+        return _crawl_in_turn(self, agent_ids)
+
+
+def _crawl_in_turn(task: Task, agent_ids: list[str]) -> list[str]:
+    """The crawls of a ``crawl_agents`` batch, one after another."""
     outcomes: list[str] = []
     for position, agent_id in enumerate(agent_ids):
         try:
-            outcomes.append(_crawl(self, agent_id, retries=0))
+            outcomes.append(_crawl(task, agent_id, retries=0))
         except _Again as again:
             crawl_agent.apply_async(
                 (agent_id,), countdown=again.delay, priority=queue.PERIODIC, retries=1
             )
             outcomes.append("retrying")
         except (OperationalError, InterfaceError) as exc:
-            if self.request.is_eager:
+            if task.request.is_eager:
                 raise
             rest = list(agent_ids[position:])
-            delay = retry_delay(self.request.retries, None)
-            raise self.retry(args=(rest,), countdown=delay, exc=exc) from exc
+            delay = retry_delay(task.request.retries, None)
+            raise task.retry(args=(rest,), countdown=delay, exc=exc) from exc
         except SoftTimeLimitExceeded:
             outcomes.append("error")
             for later in agent_ids[position + 1 :]:

@@ -290,7 +290,7 @@ class Registry:
             raise RuntimeError(f"the server did not answer; see {self.logs}")
         return base
 
-    def worker(self) -> subprocess.Popen[bytes]:
+    def worker(self, pool: str = "solo") -> subprocess.Popen[bytes]:
         return self._spawn(
             "worker",
             [
@@ -300,7 +300,8 @@ class Registry:
                 "-A",
                 "registry",
                 "worker",
-                "--pool=solo",
+                f"--pool={pool}",
+                "--concurrency=1",
                 "--loglevel=INFO",
                 "--without-heartbeat",
                 "--without-gossip",

@@ -15,6 +15,7 @@ import redis
 
 from tests.factories import minimal_card
 from tests.faults.services import PrivateRedis, Registry, wait_until
+from tests.held_crawl import HeldCard
 from tests.support import CardServer
 
 pytestmark = pytest.mark.disruptive
@@ -142,3 +143,47 @@ def test_mcp_waits_for_an_absent_redis_once_not_on_every_request(
     client.delete(*client.keys("*limit:anon:*") or ["none"])
     assert max(_tools_list(base) for _ in range(3)) < 0.5
     assert client.keys("*limit:anon:*"), "the limiter does not count in Redis again"
+
+
+def test_a_crawl_cut_off_by_a_redis_outage_resumes_within_the_running_lease(
+    stack: Registry,
+    private_redis: PrivateRedis,
+    publisher_token: str,
+    card_server: CardServer,
+) -> None:
+    """Redis is killed while a prefork worker runs a crawl (its server holds the card): the
+    worker cancels the crawl (Celery, on losing its broker); Redis comes back empty, so the
+    crawl's message is gone with it. The row brings the crawl back: the sweep (``crawl_due``,
+    every second, as beat would) claims it once the running lease (3 s here) has run out.
+    Before, the running crawl kept the queue's lease: 10 minutes (600 s) after its claim."""
+    stack.env["REGISTRY_CRAWL_RUNNING_LEASE_SECONDS"] = "3"
+    base = stack.serve()
+    stack.worker(pool="prefork")
+    card = HeldCard(card_server, "Outlasted")
+    auth = {"Authorization": f"Token {publisher_token}"}
+    submitted = httpx.post(
+        base + "/api/v1/agents", json={"url": card.url}, headers=auth, timeout=15
+    )
+    assert submitted.status_code == 202, submitted.text
+    agent = submitted.json()["id"]
+    assert card.first.wait(60), f"the worker never fetched the card; {stack.logs}"
+    private_redis.stop()
+    time.sleep(3)  # the worker notices and cancels the crawl
+    card.release()
+    private_redis.start()
+    back = time.monotonic()
+
+    def status() -> str:
+        got = httpx.get(f"{base}/api/v1/agents/{agent}", headers=auth, timeout=5)
+        return str(got.json().get("status"))
+
+    swept = 0
+    while not swept and time.monotonic() - back < 120:
+        swept = int(stack.manage("crawl_due").split()[0])
+        time.sleep(1)
+    resumed = time.monotonic() - back
+    print(f"swept again {resumed:.1f} s after Redis came back")
+    assert swept == 1, f"not swept again in 120 s; {stack.logs}"
+    assert resumed < 30, resumed  # the lease, a sweep a second, each `manage.py` start-up
+    assert wait_until(lambda: status() == "ok", timeout=60, step=0.5), (status(), stack.logs)
+    assert card.calls == 2  # the first crawl was cut off, the second one stored the card

@@ -63,6 +63,7 @@ ANON_RATE = "30/hour"
 # past the hard time limit (cards/politeness.py).
 SWEEP_SECONDS = 2
 LEASE_SECONDS = 20
+RUNNING_LEASE_SECONDS = 10  # a running crawl's, renewed while it runs
 TASK_SOFT_TIME_LIMIT, TASK_TIME_LIMIT = 10, 15
 
 HERE = Path(__file__).resolve().parent
@@ -124,6 +125,7 @@ class Cluster:
             "REGISTRY_ANON_RATE": ANON_RATE,
             "REGISTRY_SWEEP_INTERVAL_SECONDS": str(SWEEP_SECONDS),
             "REGISTRY_CRAWL_LEASE_SECONDS": str(LEASE_SECONDS),
+            "REGISTRY_CRAWL_RUNNING_LEASE_SECONDS": str(RUNNING_LEASE_SECONDS),
             "REGISTRY_TASK_SOFT_TIME_LIMIT": str(TASK_SOFT_TIME_LIMIT),
             "REGISTRY_TASK_TIME_LIMIT": str(TASK_TIME_LIMIT),
             "REGISTRY_ORIGIN_MIN_GAP_SECONDS": "0",
