@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import shutil
 import statistics
@@ -34,6 +35,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from bench._common import BENCH_SECRET, machine_summary  # noqa: E402
+from bench.peer_compare import stop, wait_up  # noqa: E402
 from tests.support import free_port  # noqa: E402
 
 ROUTES = ("/api/v1/agents", "/api/v1/tags", "/healthz", "/no-such-page")
@@ -44,7 +46,7 @@ def _server(directory: Path, port: int) -> subprocess.Popen[bytes]:
     metrics.mkdir()
     env = {
         key: value
-        for key, value in __import__("os").environ.items()
+        for key, value in os.environ.items()
         if key not in ("DATABASE_URL", "REDIS_URL", "CELERY_BROKER_URL", "DJANGO_DEBUG")
     }
     env.update(
@@ -88,16 +90,7 @@ def main() -> None:
     server = _server(directory, port)
     base = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                if httpx.get(base + "/healthz", timeout=2).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            if time.monotonic() > deadline or server.poll() is not None:
-                raise SystemExit((directory / "server.log").read_text()[-2000:])
-            time.sleep(0.2)
+        wait_up(base + "/healthz", server, "granian")
         rng = random.Random(43)
         with httpx.Client(base_url=base, timeout=30) as http:
             for method in ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "NOPE"):
@@ -135,11 +128,7 @@ def main() -> None:
             )
         )
     finally:
-        server.terminate()
-        try:
-            server.wait(15)
-        except subprocess.TimeoutExpired:
-            server.kill()
+        stop(server)
         shutil.rmtree(directory, ignore_errors=True)
 
 
