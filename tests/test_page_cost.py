@@ -17,6 +17,7 @@ from django.test import Client
 from django.utils import timezone
 
 from bench import worst_card
+from cards.catalogue import agent as shown
 from cards.models import Agent
 from cards.rendering import bounds
 from cards.rendering.documents import when
@@ -88,6 +89,8 @@ def test_a_card_full_of_skills_shows_the_first_and_pages_to_the_rest() -> None:
     assert [s["id"] for s in everything] == [f"s{i}" for i in range(total)]
     row = json.loads(found["search"])["results"][0]
     assert len(row["skills"]) <= bounds.SUMMARY_SKILLS and row["skills_total"] == total
+    home = small(client.get(f"/?tag={worst_card.TAG}")).decode()
+    assert f"and {total - 6} more" in home  # the catalogue's result row counts them all
 
     page = found["page"].decode()
     assert f"1-20 of {total} skills" in page
@@ -153,8 +156,8 @@ def test_a_card_of_long_escaped_strings_stays_small_everywhere() -> None:
     entry = json.loads(found["ard"])
     assert len(entry["tags"]) == bounds.ARD_TAGS and entry["metadata"]["tagsTotal"] > 50
     page = found["page"].decode()
-    assert "and 80 more" in page  # a skill's first 20 tags of 100
-    assert "And 80 more" in page  # the first 20 extensions of 100
+    assert f"and {100 - shown.SKILL_TAGS} more" in page  # a skill's first tags of 100
+    assert f"And {100 - shown.EXTENSIONS_SHOWN} more" in page  # the first extensions of 100
 
 
 @pytest.mark.django_db(transaction=True)

@@ -38,11 +38,11 @@ UNREAD = (
     "findings", "search_text", "signature", "interfaces", "summary_doc", "detail_doc",
     "facet_keys", "mode_keys", "tags", "capabilities", "ard_entry",
 )  # fmt: skip
-EXTENSIONS_SHOWN = 20
+EXTENSIONS_SHOWN = 10
 # What a skill shows on the page (the API's skill list has the rest).
 SKILL_TEXT = 1000
-SKILL_TAGS = 20
-SKILL_EXAMPLES = 5
+SKILL_TAGS = 10
+SKILL_EXAMPLES = 3
 SKILL_EXAMPLE_TEXT = 300
 SKILL_MODES = 10
 

@@ -13,7 +13,7 @@ from typing import Any
 from cards import hooks
 from cards.models import Agent, Mode
 
-SHOWN = 50
+SHOWN = 25
 SKILLS_NAMED = 10
 MODE_NAMES_READ = 200
 

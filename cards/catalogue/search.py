@@ -167,7 +167,8 @@ def _row(summary: dict[str, Any]) -> SimpleNamespace:
         last_crawled_at=parse_datetime(summary["crawl"]["last_crawled_at"] or ""),
         next_crawl_at=parse_datetime(summary["crawl"]["next_crawl_at"] or ""),
         catalogue_skills=[s.get("name") or s.get("id") for s in skills[:6]],
-        catalogue_more_skills=max(0, len(skills) - 6),
+        # The summary holds the first skills; skills_total counts them all.
+        catalogue_more_skills=max(0, int(summary.get("skills_total") or len(skills)) - 6),
         catalogue_tags=tags[:8],
     )
 

@@ -33,8 +33,8 @@ EXTENSIONS_BYTES = 32 * 1024
 # A list row (search results): the first skills, each with its first tags; a short description.
 SUMMARY_SKILLS = 10
 SUMMARY_TAGS = 10
-SUMMARY_SKILLS_BYTES = 4 * 1024
-SUMMARY_DESCRIPTION = 1000
+SUMMARY_SKILLS_BYTES = 2 * 1024
+SUMMARY_DESCRIPTION = 500
 
 # What ingest keeps of an agent's or a skill's description (cards/indexing.py).
 DESCRIPTION = 20000
@@ -43,7 +43,8 @@ SKILL_DESCRIPTION = DESCRIPTION
 SKILL_TAGS = 50
 SKILL_EXAMPLES = 10
 SKILL_MODES = 50
-TEXT = 2000  # an example, an extension's description
+TEXT = 2000  # an example, a representative query
+EXTENSION_DESCRIPTION = 5000  # what ingest keeps
 WORD = 512  # an id, a name, a media type
 TAG = 256  # what a tag is cut to when indexed (cards.indexing.normalise_tag)
 

@@ -185,7 +185,7 @@ def skill_document(skill: Skill) -> dict[str, Any]:
 def extension_document(extension: Extension) -> dict[str, Any]:
     return {
         "uri": extension.uri,
-        "description": clip(extension.description, bounds.TEXT),
+        "description": clip(extension.description, bounds.EXTENSION_DESCRIPTION),
         "required": extension.required,
         "params": extension.params,
     }
