@@ -18,6 +18,7 @@ from django.utils import timezone
 
 from bench import worst_card
 from cards.catalogue import agent as shown
+from cards.catalogue import paging
 from cards.models import Agent
 from cards.rendering import bounds
 from cards.rendering.documents import when
@@ -136,10 +137,12 @@ def test_a_card_full_of_interfaces_and_a_long_report_shows_the_first_rows() -> N
 
     page = found["page"].decode()
     assert f"1-20 of {declared} interfaces" in page
-    assert f"1-50 of {ROWS} checks" in page
+    per = paging.CHECKS_PER_PAGE
+    assert f"1-{per} of {ROWS} checks" in page
     assert page.count('<tr id="interfaces">') == 1
     later = small(client.get(f"/agents/{agent.pk}?checks_page=3&interfaces_page=2")).decode()
-    assert f"101-150 of {ROWS} checks" in later and f"21-40 of {declared} interfaces" in later
+    assert f"{2 * per + 1}-{3 * per} of {ROWS} checks" in later
+    assert f"21-40 of {declared} interfaces" in later
     assert agent.interfaces[20]["url"] in later and agent.interfaces[19]["url"] not in later
 
 

@@ -16,7 +16,7 @@ from django.http import HttpRequest
 
 SKILLS_PER_PAGE = 20
 INTERFACES_PER_PAGE = 20
-CHECKS_PER_PAGE = 50
+CHECKS_PER_PAGE = 25
 MAX_PAGE_DIGITS = 9
 
 
