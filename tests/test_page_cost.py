@@ -143,7 +143,9 @@ def test_a_card_full_of_interfaces_and_a_long_report_shows_the_first_rows() -> N
     later = small(client.get(f"/agents/{agent.pk}?checks_page=3&interfaces_page=2")).decode()
     assert f"{2 * per + 1}-{3 * per} of {ROWS} checks" in later
     assert f"21-40 of {declared} interfaces" in later
-    assert agent.interfaces[20]["url"] in later and agent.interfaces[19]["url"] not in later
+    row = '<td><code>{}</code> <span class="muted">'  # an interface row, not a check's
+    assert row.format(agent.interfaces[20]["url"]) in later
+    assert row.format(agent.interfaces[19]["url"]) not in later
 
 
 @pytest.mark.django_db
