@@ -154,7 +154,8 @@ def test_a_crawl_cut_off_by_a_redis_outage_resumes_within_the_running_lease(
     """Redis is killed while a prefork worker runs a crawl (its server holds the card): the
     worker cancels the crawl (Celery, on losing its broker); Redis comes back empty, so the
     crawl's message is gone with it. The row brings the crawl back: the sweep (``crawl_due``,
-    every second, as beat would) claims it once the running lease (3 s here) has run out.
+    every second, as beat would) claims it once the running lease (3 s here) has run out, and
+    the worker crawls it.
     Before, the running crawl kept the queue's lease: 10 minutes (600 s) after its claim."""
     stack.env["REGISTRY_CRAWL_RUNNING_LEASE_SECONDS"] = "3"
     base = stack.serve()
@@ -177,13 +178,11 @@ def test_a_crawl_cut_off_by_a_redis_outage_resumes_within_the_running_lease(
         got = httpx.get(f"{base}/api/v1/agents/{agent}", headers=auth, timeout=5)
         return str(got.json().get("status"))
 
-    swept = 0
-    while not swept and time.monotonic() - back < 120:
-        swept = int(stack.manage("crawl_due").split()[0])
+    while status() != "ok" and time.monotonic() - back < 120:
+        stack.manage("crawl_due")  # other tests' due agents may be queued too
         time.sleep(1)
     resumed = time.monotonic() - back
-    print(f"swept again {resumed:.1f} s after Redis came back")
-    assert swept == 1, f"not swept again in 120 s; {stack.logs}"
-    assert resumed < 30, resumed  # the lease, a sweep a second, each `manage.py` start-up
-    assert wait_until(lambda: status() == "ok", timeout=60, step=0.5), (status(), stack.logs)
+    print(f"crawled again {resumed:.1f} s after Redis came back")
+    assert status() == "ok", f"not crawled again in 120 s; {stack.logs}"
+    assert resumed < 45, resumed  # the lease, a sweep a second, `manage.py` start-ups, the crawl
     assert card.calls == 2  # the first crawl was cut off, the second one stored the card
