@@ -305,15 +305,11 @@ def test_an_import_on_one_address_is_spaced_by_the_gate_across_workers(
     assert min(spaced) >= 0.7, spaced
 
 
-def _jsonrpc_error(handler: Any) -> Reply:
-    """An A2A endpoint that knows no task: every call is answered with TaskNotFoundError."""
-    length = int(handler.headers.get("Content-Length") or 0)
-    try:
-        request_id = json.loads(handler.rfile.read(length) or b"{}").get("id")
-    except ValueError:
-        request_id = None
+def _jsonrpc_error(_: Any) -> Reply:
+    """An A2A endpoint that knows no task: every call is answered with TaskNotFoundError (the
+    server has read the body already; the id is not echoed, which only fails a shape check)."""
     error = {"code": -32001, "message": "task not found"}
-    return Reply(body=json.dumps({"jsonrpc": "2.0", "id": request_id, "error": error}).encode())
+    return Reply(body=json.dumps({"jsonrpc": "2.0", "id": None, "error": error}).encode())
 
 
 @pytest.mark.celery_worker
@@ -339,7 +335,7 @@ def test_two_accounts_cards_of_thousands_of_interfaces_cost_their_host_little(
         "worker_env",
         lambda url: {
             **worker_env(url),
-            "REGISTRY_DESTINATION_MIN_GAP_SECONDS": "0.2",
+            "REGISTRY_DESTINATION_MIN_GAP_SECONDS": "0.5",
             "REGISTRY_DESTINATION_MAX_WAIT_SECONDS": "30",
             "REGISTRY_LIVE_PROBE_COOLDOWN_SECONDS": "0",
         },
@@ -389,9 +385,11 @@ def test_two_accounts_cards_of_thousands_of_interfaces_cost_their_host_little(
         probed = [t for t in arrivals if t >= asked]
     # Each probe checks the one distinct interface (origin, binding and version): a handful of
     # requests, and every request a gap after the one before, whichever account caused it.
-    assert 0 < len(probed) <= 2 * 8, len(probed)
-    assert len(arrivals) <= 40, len(arrivals)
-    assert min(gaps(sorted(arrivals))) >= 0.12, gaps(sorted(arrivals))
+    # One JSON-RPC 1.0 interface checked an agent: 5 requests (get, cancel, an unknown method, a
+    # body that is not JSON, an unsupported version).
+    assert len(probed) == 2 * 5, len(probed)
+    assert len(arrivals) <= 20, len(arrivals)
+    assert min(gaps(sorted(arrivals))) >= 0.3, gaps(sorted(arrivals))
     for agent_id in ids:
         live = Agent.objects.get(pk=agent_id).live
         skipped = [c for c in live["checks"] if c["outcome"] == "skip"]
