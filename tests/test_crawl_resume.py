@@ -81,10 +81,12 @@ def test_a_long_crawl_stays_held_and_a_killed_one_is_swept_again_in_seconds(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """A running lease of 3 s (the workers' setting): a crawl held for 7 s (more than two
-    leases, less than the fetch's 10 s read timeout) is renewed and no sweep claims it; once
+    leases) is renewed and no sweep claims it; once
     its worker is killed, sweeps run every half second in real time bring it back in at most
     the lease and a new worker crawls it."""
     monkeypatch.setenv("REGISTRY_CRAWL_RUNNING_LEASE_SECONDS", "3")
+    monkeypatch.setenv("REGISTRY_FETCH_READ_TIMEOUT", "30")  # the held request must not time out
+    monkeypatch.setenv("REGISTRY_FETCH_TOTAL_TIMEOUT", "40")
     card = HeldCard(card_server, "Renewed")
     worker = start_worker(pool="prefork", concurrency=1)
     agent, _ = services.agent_submit(url=card.url, user=None)
