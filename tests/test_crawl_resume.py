@@ -81,9 +81,8 @@ def test_a_long_crawl_stays_held_and_a_killed_one_is_swept_again_in_seconds(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """A running lease of 3 s (the workers' setting): a crawl held for 7 s (more than two
-    leases) is renewed and no sweep claims it; once
-    its worker is killed, sweeps run every half second in real time bring it back in at most
-    the lease and a new worker crawls it."""
+    leases) is renewed and no sweep claims it; once its worker is killed, sweeps run every
+    half second in real time bring it back in at most the lease and a new worker crawls it."""
     monkeypatch.setenv("REGISTRY_CRAWL_RUNNING_LEASE_SECONDS", "3")
     monkeypatch.setenv("REGISTRY_FETCH_READ_TIMEOUT", "30")  # the held request must not time out
     monkeypatch.setenv("REGISTRY_FETCH_TOTAL_TIMEOUT", "40")
