@@ -55,17 +55,14 @@ class DeclaredSchemas:
     @classmethod
     def of(cls, agent: Agent) -> DeclaredSchemas:
         out = cls()
-        rows = (
-            SchemaUse.objects.filter(agent=agent)
-            .exclude(source=SchemaUse.Source.FIELD)
-            .select_related("document")
-            .order_by("id")
-        )
-        for use in rows:
-            if use.role == SchemaUse.Role.DECLARED:
-                out.documents.setdefault(use.name, use.document)
-            elif use.role == SchemaUse.Role.INPUT:
-                out.input_names.add(use.name)
+        uses = SchemaUse.objects.filter(agent=agent).exclude(source=SchemaUse.Source.FIELD)
+        # The declared uses with their documents; the input uses by name only (a card may have
+        # one a skill: 6,482 of them were half a second as rows with their documents).
+        declared = uses.filter(role=SchemaUse.Role.DECLARED).select_related("document")
+        for use in declared.order_by("id"):
+            out.documents.setdefault(use.name, use.document)
+        inputs = uses.filter(role=SchemaUse.Role.INPUT).order_by().values_list("name", flat=True)
+        out.input_names.update(inputs.distinct())
         out.extension_declared = Extension.objects.filter(
             agent=agent, uri=SCHEMAS_EXTENSION_URI
         ).exists()
