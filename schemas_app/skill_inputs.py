@@ -5,7 +5,7 @@ one: the payload goes in a data part of that media type and is checked against t
 schema X. Otherwise its seed 001 ``inputFields``, composed into one schema
 (:mod:`schemas_app.fields`): the data part says plain ``application/json`` (the fields are not
 a named schema). The Skill row keeps neither fields nor their order, so they are read from the
-agent's latest card (its skills only, not the whole document).
+agent's latest card (the one skill's entry, not the whole document: :func:`card_entry`).
 """
 
 from __future__ import annotations
@@ -50,21 +50,17 @@ class SkillInput:
         return check_payload(self.schema_name, payload, declared)
 
 
-def card_skills(agent: Agent) -> list[Any]:
-    """The ``skills`` of the agent's latest card: the snapshot already loaded, else one query
-    reading that member alone."""
+def card_entry(agent: Agent, skill: Skill) -> Any:
+    """The latest card's entry for ``skill``, read at its position alone (one query; a card
+    may hold thousands of skills): None when there is none or its id is not the skill's."""
     if agent.latest_snapshot_id is None:
-        return []
-    if Agent.latest_snapshot.is_cached(agent):
-        card = agent.latest_snapshot.card if agent.latest_snapshot is not None else None
-        skills = card.get("skills") if isinstance(card, dict) else None
-    else:
-        skills = (
-            Snapshot.objects.filter(pk=agent.latest_snapshot_id)
-            .values_list("card__skills", flat=True)
-            .first()
-        )
-    return skills if isinstance(skills, list) else []
+        return None
+    entry = (
+        Snapshot.objects.filter(pk=agent.latest_snapshot_id)
+        .values_list(f"card__skills__{skill.position}", flat=True)
+        .first()
+    )
+    return entry if isinstance(entry, dict) and entry.get("id") == skill.skill_id else None
 
 
 def input_of(skill: Skill, raw: Any) -> SkillInput | None:
@@ -80,15 +76,6 @@ def input_of(skill: Skill, raw: Any) -> SkillInput | None:
     pointer = extend_pointer("/skills", skill.position, "inputFields")
     composed = compose(declared, pointer=pointer, title=skill.name or skill.skill_id)
     return SkillInput(skill, card_skill, JSON, fields=composed)
-
-
-def raw_skill(skills: list[Any], skill: Skill) -> Any:
-    """The card's entry for ``skill``: at its position (the Skill row's), checked by id."""
-    if skill.position < len(skills):
-        entry = skills[skill.position]
-        if isinstance(entry, dict) and entry.get("id") == skill.skill_id:
-            return entry
-    return None
 
 
 def skill_input(agent: Agent, skill_id: str) -> SkillInput:
@@ -109,7 +96,7 @@ def skill_input(agent: Agent, skill_id: str) -> SkillInput:
             errors=[{"pointer": "/skill", "message": "no skill with this id"}],
         )
     skill.agent = agent
-    found = input_of(skill, raw_skill(card_skills(agent), skill))
+    found = input_of(skill, card_entry(agent, skill))
     if found is None:
         raise ProblemError(
             status=422,

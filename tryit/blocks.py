@@ -10,14 +10,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from cards.models import Agent, Skill, Snapshot
+from cards.models import Agent, Skill
 from live import instances
 from live.interfaces import JSONRPC, Interface, interfaces_of
 from live.message_checks import sender
 from registry.mediatypes import schema_modes
 from schemas_app.fields import read_fields
 from schemas_app.payloads import DeclaredSchemas
-from schemas_app.skill_inputs import SkillInput, input_of
+from schemas_app.skill_inputs import SkillInput, card_entry, input_of
 from tryit import messages, outputs
 
 # Keywords whose values are data, not schemas: left as they are.
@@ -216,32 +216,16 @@ def _block(found: SkillInput, declared: DeclaredSchemas) -> Block:
     return block
 
 
-def _card_entries(agent: Agent, skills: list[Skill]) -> dict[Any, Any]:
-    """The latest card's entry of each of ``skills`` (by Skill id), read at their positions
-    alone: a card may hold thousands of skills (issue 43), a "Try it" page shows one. An entry
-    whose id is not the skill's (the card changed meanwhile) is None, as
-    ``schemas_app.skill_inputs.raw_skill`` reads it."""
-    if agent.latest_snapshot_id is None:
-        return {}
-    names = [f"card__skills__{skill.position}" for skill in skills]
-    row = Snapshot.objects.filter(pk=agent.latest_snapshot_id).values_list(*names).first()
-    entries = row or (None,) * len(skills)
-    return {
-        skill.pk: entry if isinstance(entry, dict) and entry.get("id") == skill.skill_id else None
-        for skill, entry in zip(skills, entries, strict=True)
-    }
-
-
 def blocks_of(agent: Agent, skills: list[Skill]) -> list[Block]:
     """The blocks of the agent's skills; no query for an agent without skills, one (the card's
     skills) for an agent with none to try."""
     if not skills:
         return []
-    raw_skills = _card_entries(agent, skills)
+    # Each skill's card entry alone (a card may hold thousands of skills; a page shows one).
     found = [
         (item, raw)
         for skill in skills
-        if (item := input_of(skill, raw := raw_skills.get(skill.pk))) is not None
+        if (item := input_of(skill, raw := card_entry(agent, skill))) is not None
     ]
     if not found:
         return []
