@@ -1,6 +1,7 @@
 """Stored URLs brought to the normal form (cards/url_form.py), and the rows that then collide.
 
-Migration 0017 applies it; ``manage.py url_collisions`` reports it without changing anything
+Migrations 0017 and 0020 (numeric IPv4 spellings as dotted quads, issue 44) apply it, through
+:func:`migrate`; ``manage.py url_collisions`` reports it without changing anything
 (run it before migrating to see what the migration will do). It works on the models it is
 given, so the migration passes its historical ones.
 
@@ -246,3 +247,21 @@ def apply(apps: Any, plan: Plan, *, now: datetime) -> None:
         changes.setdefault(pk, {"doc_format": 0})["card_url"] = url
     for pk, fields in changes.items():
         agent_model.objects.filter(pk=pk).update(**fields)
+
+
+def migrate(apps: Any, schema_editor: Any) -> None:
+    """A migration's step: every stored URL in today's normal form, collisions merged, what was
+    done printed, and the changed agents' documents rendered again."""
+    from django.utils import timezone
+
+    from cards.rendering.store import render_stale_after_migrating
+
+    found = plan(apps)
+    if not found.changed and not found.left:
+        return
+    apply(apps, found, now=timezone.now())
+    print()
+    for line in found.lines():
+        print(f"  {line}")
+    if found.changed:
+        render_stale_after_migrating(apps, schema_editor)

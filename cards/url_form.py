@@ -5,7 +5,11 @@ for the same card and gets round moderation, deletion and one-agent-per-URL (iss
 folded, in this order (RFC 3986 section 6.2.2, and the registry's choices marked as such):
 
 * scheme and host lower-cased; a host's trailing dot dropped; an internationalised host
-  converted to punycode (IDNA 2008 with the UTS 46 mapping); an IPv6 literal compressed;
+  converted to punycode (IDNA 2008 with the UTS 46 mapping); an IPv6 literal compressed; an
+  IPv4 address in any spelling the fetch policy reads as one (``127.1``, ``2130706433``,
+  ``0x7f000001``, ``0177.0.0.1``, and an IPv4-mapped IPv6 literal ``[::ffff:127.0.0.1]``, which
+  the fetcher dials as the IPv4 address it carries) is its dotted quad: every spelling of one
+  address is one URL, as it is one destination (issue 44);
 * the port dropped when it is the scheme's default (``https:443``, ``http:80``);
 * percent-encoding: escapes of unreserved characters decoded (``%63`` is ``c``), the hex of
   every other escape upper-cased (``%2f`` is ``%2F``, and stays encoded), characters a URL may
@@ -31,6 +35,8 @@ import string
 from urllib.parse import SplitResult, unquote, urlsplit, urlunsplit
 
 import idna
+
+from registry.http.addresses import parse_ip_literal
 
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 _UNRESERVED = frozenset(string.ascii_letters + string.digits + "-._~")
@@ -80,7 +86,7 @@ def normalise_url(text: str) -> str:
 def _host(parts: SplitResult) -> str:
     raw = parts.hostname or ""
     if "[" in parts.netloc:
-        return f"[{_ipv6(raw)}]"
+        return _ipv6(raw)
     if "%" in raw:
         _check_escapes(raw)
         try:
@@ -98,7 +104,8 @@ def _host(parts: SplitResult) -> str:
         host = host[:-1] if host.endswith(".") else host  # a mapped full stop at the end
     if not host or any(not label for label in host.split(".")):
         raise InvalidURL("the host name has an empty label")
-    return host
+    literal = parse_ip_literal(host)
+    return str(literal) if literal is not None else host
 
 
 def _ipv6(raw: str) -> str:
@@ -109,9 +116,8 @@ def _ipv6(raw: str) -> str:
     except ValueError:
         raise InvalidURL("the host is not a valid IPv6 address") from None
     mapped = address.ipv4_mapped
-    # Python versions spell a mapped IPv4 address differently; the dotted form is the one people
-    # (and the fetch policy's messages) read.
-    return f"::ffff:{mapped}" if mapped is not None else address.compressed
+    # The fetcher dials a mapped address as the IPv4 address it carries: that is its form.
+    return str(mapped) if mapped is not None else f"[{address.compressed}]"
 
 
 def _check_escapes(text: str) -> None:

@@ -12,22 +12,12 @@ from __future__ import annotations
 from typing import Any
 
 from django.db import migrations
-from django.utils import timezone
 
 
 def normalise(apps: Any, schema_editor: Any) -> None:
     from cards import url_collisions
-    from cards.rendering.store import render_stale_after_migrating
 
-    plan = url_collisions.plan(apps)
-    if not plan.changed and not plan.left:
-        return
-    url_collisions.apply(apps, plan, now=timezone.now())
-    print()
-    for line in plan.lines():
-        print(f"  {line}")
-    if plan.changed:
-        render_stale_after_migrating(apps, schema_editor)
+    url_collisions.migrate(apps, schema_editor)
 
 
 class Migration(migrations.Migration):

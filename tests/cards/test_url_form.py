@@ -73,7 +73,17 @@ def test_every_spelling_of_one_card_url_has_one_normal_form(spelling: str) -> No
         ("https://[::1]:8080/x", "https://[::1]:8080/x"),
         ("https://[0:0:0:0:0:0:0:1]/x", "https://[::1]/x"),
         ("https://[2001:DB8::0:1]/", "https://[2001:db8::1]"),
-        ("http://[::FFFF:10.0.0.1]/", "http://[::ffff:10.0.0.1]"),
+        # Every spelling the fetch policy reads as one IPv4 address is its dotted quad.
+        ("http://[::FFFF:10.0.0.1]/", "http://10.0.0.1"),
+        ("http://127.1:8080/c", "http://127.0.0.1:8080/c"),
+        ("http://2130706433/c", "http://127.0.0.1/c"),
+        ("http://0x7f000001/c", "http://127.0.0.1/c"),
+        ("http://0X7F.0.0.1/c", "http://127.0.0.1/c"),
+        ("http://0177.0.0.1/c", "http://127.0.0.1/c"),
+        ("http://127.0.0.1./c", "http://127.0.0.1/c"),
+        # Not an address: names that look numeric in part stay names.
+        ("https://1.example/c", "https://1.example/c"),
+        ("https://0x1g.example/c", "https://0x1g.example/c"),
         # Ports: the default dropped, another kept, an empty one is none.
         ("http://h.example:80/", "http://h.example"),
         ("http://h.example:443/", "http://h.example:443"),
