@@ -1,7 +1,10 @@
 """Compare the registry's live checks with the A2A TCK's live tests, agent by agent and id by id.
 
     .venv/bin/python bench/live_tck_compare.py --ext /work/ext --database-url $MYDB \
-        --redis-url $MYREDIS [--only NAME] [--no-broken] [--json out.json]
+        --redis-url $MYREDIS [--only NAME] [--no-broken | --broken-only] [--tck-as-is] \
+        [--json out.json]
+
+The checkouts, their venvs and the figures: docs/live-checks.md, "Agreement with the A2A TCK".
 
 Each agent (bench/live_tck_agents.py: real agents nobody here wrote, from checkouts under
 ``--ext``) is started on 127.0.0.1. The registry judges it through its real code: an Agent row
