@@ -12,6 +12,7 @@ from django.contrib.auth import get_user_model
 from django.test import Client
 
 from cards.models import Agent, AuditEntry
+from live.report import SKIP, Check
 from tests.factories import agent_from_card, minimal_card
 from tests.live_reports import exchange, failing_method, passing_get, record
 
@@ -134,6 +135,25 @@ def test_an_agent_never_checked_says_so(client: Client, agent: Agent) -> None:
     assert "not checked yet" in endpoint_row(body) and "checked 20" not in endpoint_row(body)
     assert "Not checked yet" in section(body)
     assert "live checks" not in body.split("</h1>", 1)[1].split("</div>", 1)[0]  # no chip
+
+
+def test_a_run_that_could_judge_no_answer_does_not_say_never_checked(
+    client: Client, agent: Agent
+) -> None:
+    """Every answer too slow for the registry: the run happened, its endpoint is not-checked,
+    and the health row says the answers were not judged (it said "not checked yet")."""
+    slow = Check(
+        id="REG-TOO-SLOW",
+        title="The answer came too slowly for the registry",
+        level="REGISTRY",
+        outcome=SKIP,
+        detail="no answer within the registry's read timeout",
+        interface="https://agent.example.com/a2a",
+    )
+    record(agent, [slow], at=T0, endpoint="not-checked")
+    health = endpoint_row(page(client, agent))
+    assert "not judged: see the live checks" in health
+    assert "not checked yet" not in health
 
 
 def test_only_the_owner_and_staff_are_told_how_to_turn_messages_on_and_probe(

@@ -28,6 +28,9 @@ ENDPOINT_WORDS = {
     "unreachable": "unreachable",
     "not-checked": "not checked yet",
 }
+# A run happened but no answer could be judged (the card requires credentials, only gRPC, every
+# answer too slow or too large for the registry): "not checked yet" would say no run happened.
+NOT_JUDGED_WORDS = "not judged: see the live checks"
 # The CSS class of each outcome's chip (base.html: .state.good / .bad / .warn).
 OUTCOME_CLASS = {"pass": "good", "fail": "bad", "warn": "warn", "skip": ""}
 ENDPOINT_CLASS = {"answers": "good", "not-a2a": "bad", "unreachable": "bad"}
@@ -94,15 +97,19 @@ def live_context(
     counts = report.get("counts") if isinstance(report.get("counts"), dict) else None
     outcome = agent.live_outcome or NOT_CHECKED
     manager = moderation.can_manage(user, agent)
+    checked = bool(agent.live_outcome) or agent.live_checked_at is not None
+    words = ENDPOINT_WORDS.get(endpoint, endpoint)
+    if endpoint == NOT_CHECKED and checked:
+        words = NOT_JUDGED_WORDS
     return {
-        "checked": bool(agent.live_outcome) or agent.live_checked_at is not None,
+        "checked": checked,
         "outcome": outcome,
         "outcome_class": OUTCOME_CLASS.get(outcome, ""),
         "checked_at": agent.live_checked_at,
         "failing_since": _time(report.get("failing_since")),
         "counts": counts,
         "endpoint": endpoint,
-        "endpoint_words": ENDPOINT_WORDS.get(endpoint, endpoint),
+        "endpoint_words": words,
         "endpoint_class": ENDPOINT_CLASS.get(endpoint, ""),
         "probe_messages": agent.probe_messages,
         "checks": [_check(item) for item in checks if isinstance(item, dict)],
