@@ -42,6 +42,18 @@ def bench_env(database_url: str, **extra: str) -> dict[str, str]:
     return env
 
 
+def loopback_agents(redis_url: str, **extra: str) -> dict[str, str]:
+    """Settings for a bench whose agents are served on 127.0.0.1: http and loopback fetched,
+    live checks on, Redis at ``redis_url``; ``extra`` adds or replaces settings."""
+    return {
+        "REDIS_URL": redis_url,
+        "REGISTRY_FETCH_ALLOW_HTTP": "true",
+        "REGISTRY_FETCH_ALLOWED_NETWORKS": "127.0.0.0/8,::1/128",
+        "REGISTRY_LIVE_CHECKS": "true",
+        **extra,
+    }
+
+
 def check_loopback(url: str) -> None:
     host = urlsplit(url).hostname or ""
     if host not in ("127.0.0.1", "::1", "localhost"):

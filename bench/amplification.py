@@ -34,7 +34,12 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench._common import ensure_database, machine_summary, setup_django  # noqa: E402
+from bench._common import (  # noqa: E402
+    ensure_database,
+    loopback_agents,
+    machine_summary,
+    setup_django,
+)
 
 DEFAULT_DATABASE_URL = "postgres://postgres@127.0.0.1:5432/registry_bench_amplification"
 
@@ -156,18 +161,17 @@ def main() -> None:
     ensure_database(args.database_url, recreate=True)
     setup_django(
         args.database_url,
-        REDIS_URL=args.redis_url,
-        CELERY_TASK_ALWAYS_EAGER="true",
-        REGISTRY_FETCH_ALLOW_HTTP="true",
-        REGISTRY_FETCH_ALLOWED_NETWORKS="127.0.0.0/8,::1/128",
-        REGISTRY_LIVE_CHECKS="true",
-        REGISTRY_LIVE_PROBE_COOLDOWN_SECONDS="0",
-        REGISTRY_ANON_RATE="1000000/minute",
-        ALLOWED_HOSTS="testserver,127.0.0.1,localhost",
-        # The production politeness, unless the environment sets its own.
-        REGISTRY_ORIGIN_MIN_GAP_SECONDS=_env("REGISTRY_ORIGIN_MIN_GAP_SECONDS", "1"),
-        REGISTRY_DESTINATION_MIN_GAP_SECONDS=_env("REGISTRY_DESTINATION_MIN_GAP_SECONDS", "1"),
-        REGISTRY_DESTINATION_HOURLY_LIMIT=_env("REGISTRY_DESTINATION_HOURLY_LIMIT", "1200"),
+        **loopback_agents(
+            args.redis_url,
+            CELERY_TASK_ALWAYS_EAGER="true",
+            REGISTRY_LIVE_PROBE_COOLDOWN_SECONDS="0",
+            REGISTRY_ANON_RATE="1000000/minute",
+            ALLOWED_HOSTS="testserver,127.0.0.1,localhost",
+            # The production politeness, unless the environment sets its own.
+            REGISTRY_ORIGIN_MIN_GAP_SECONDS=_env("REGISTRY_ORIGIN_MIN_GAP_SECONDS", "1"),
+            REGISTRY_DESTINATION_MIN_GAP_SECONDS=_env("REGISTRY_DESTINATION_MIN_GAP_SECONDS", "1"),
+            REGISTRY_DESTINATION_HOURLY_LIMIT=_env("REGISTRY_DESTINATION_HOURLY_LIMIT", "1200"),
+        ),
     )
     import redis
     from django.conf import settings

@@ -36,6 +36,7 @@ sys.path.insert(0, str(ROOT))
 
 from bench._common import (  # noqa: E402
     ensure_database,
+    loopback_agents,
     machine_summary,
     median,
     process_cpu_seconds,
@@ -96,12 +97,12 @@ def main() -> None:
     ensure_database(args.database_url, recreate=True)
     setup_django(
         args.database_url,
-        REGISTRY_FETCH_ALLOW_HTTP="true",
-        REGISTRY_FETCH_ALLOWED_NETWORKS="127.0.0.0/8",
-        REGISTRY_LIVE_CHECKS="true",
-        REGISTRY_LIVE_MESSAGES_PER_DAY="1000000",
-        CELERY_TASK_ALWAYS_EAGER="false",
-        REDIS_URL=args.broker,
+        **loopback_agents(
+            args.broker,
+            REGISTRY_FETCH_ALLOWED_NETWORKS="127.0.0.0/8",
+            REGISTRY_LIVE_MESSAGES_PER_DAY="1000000",
+            CELERY_TASK_ALWAYS_EAGER="false",
+        ),
     )
     from django.core.management import call_command
 

@@ -359,20 +359,19 @@ def main(argv: list[str] | None = None) -> int:
 def setup(args: argparse.Namespace) -> None:
     """The registry as deployed, but allowed to fetch http on loopback, with no politeness gap
     or hourly ceiling (every agent here is one address) and a message budget for re-runs."""
-    from bench._common import ensure_database, setup_django
+    from bench._common import ensure_database, loopback_agents, setup_django
 
     ensure_database(args.database_url)
     setup_django(
         args.database_url,
-        REDIS_URL=args.redis_url,
-        CELERY_TASK_ALWAYS_EAGER="true",
-        REGISTRY_FETCH_ALLOW_HTTP="true",
-        REGISTRY_FETCH_ALLOWED_NETWORKS="127.0.0.0/8,::1/128",
-        REGISTRY_LIVE_CHECKS="true",
-        REGISTRY_LIVE_MESSAGES_PER_DAY="1000",
-        REGISTRY_ORIGIN_MIN_GAP_SECONDS="0",
-        REGISTRY_DESTINATION_MIN_GAP_SECONDS="0",
-        REGISTRY_DESTINATION_HOURLY_LIMIT="0",
+        **loopback_agents(
+            args.redis_url,
+            CELERY_TASK_ALWAYS_EAGER="true",
+            REGISTRY_LIVE_MESSAGES_PER_DAY="1000",
+            REGISTRY_ORIGIN_MIN_GAP_SECONDS="0",
+            REGISTRY_DESTINATION_MIN_GAP_SECONDS="0",
+            REGISTRY_DESTINATION_HOURLY_LIMIT="0",
+        ),
     )
     from django.core.management import call_command
 
