@@ -11,7 +11,7 @@ itself). docs/api.md ("Large cards") states the numbers.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, TypeVar
 
 T = TypeVar("T")
@@ -93,3 +93,19 @@ def within(
             break
         out.append(shaped)
     return out
+
+
+def bounded(
+    name: str,
+    items: Sequence[T],
+    *,
+    count: int,
+    budget: int,
+    shape: Callable[[T], Any] = lambda x: x,
+) -> dict[str, Any]:
+    """A bounded list of a document and its size: ``{name: the first items (within),
+    name_total: how many there are}``; the rest is a page away."""
+    return {
+        name: within(items, count=count, budget=budget, shape=shape),
+        f"{name}_total": len(items),
+    }

@@ -16,7 +16,7 @@ from django.urls import reverse
 from cards import badges
 from cards.models import Agent, AgentKey, Extension, Skill
 from cards.rendering import bounds
-from cards.rendering.bounds import clip, strings, within
+from cards.rendering.bounds import bounded, clip, strings
 
 # Stands for the registry's base URL in stored documents (".invalid" can never be a real host);
 # the read side puts the real one in when it serves them.
@@ -148,8 +148,7 @@ def live_section(agent: Agent) -> dict[str, Any]:
         "endpoint": report.get("endpoint") or NOT_CHECKED,
         "failing_since": report.get("failing_since"),
         "probe_messages": agent.probe_messages,
-        "checks": within(checks, count=bounds.DETAIL_CHECKS, budget=bounds.CHECKS_BYTES),
-        "checks_total": len(checks),
+        **bounded("checks", checks, count=bounds.DETAIL_CHECKS, budget=bounds.CHECKS_BYTES),
     }
 
 
@@ -213,13 +212,13 @@ def summary(agent: Agent, skills: list[Skill], uptime: Uptime = (None, None)) ->
         "signature_status": agent.signature_status or None,
         "live": live_outcome(agent),
         "streaming": agent.streaming,
-        "skills": within(
+        **bounded(
+            "skills",
             skills,
             count=bounds.SUMMARY_SKILLS,
             budget=bounds.SUMMARY_SKILLS_BYTES,
             shape=skill_brief,
         ),
-        "skills_total": len(skills),
         "validation": _validation(agent),
         "last_crawled_at": when(agent.last_crawled_at),
         "created_at": when(agent.created_at),
@@ -265,10 +264,9 @@ def detail(
     ]
     findings = agent.findings if isinstance(agent.findings, list) else []
     validation = _validation(agent)
-    validation["findings"] = within(
-        findings, count=bounds.DETAIL_FINDINGS, budget=bounds.FINDINGS_BYTES
+    validation.update(
+        bounded("findings", findings, count=bounds.DETAIL_FINDINGS, budget=bounds.FINDINGS_BYTES)
     )
-    validation["findings_total"] = len(findings)
     interfaces = agent.interfaces if isinstance(agent.interfaces, list) else []
     return {
         "id": str(agent.pk),
@@ -296,17 +294,20 @@ def detail(
         "signature": signature,
         "live": live_section(agent),
         "validation": validation,
-        "skills": within(
-            skills, count=bounds.DETAIL_SKILLS, budget=bounds.SKILLS_BYTES, shape=skill_document
+        **bounded(
+            "skills",
+            skills,
+            count=bounds.DETAIL_SKILLS,
+            budget=bounds.SKILLS_BYTES,
+            shape=skill_document,
         ),
-        "skills_total": len(skills),
-        "extensions": within(
+        **bounded(
+            "extensions",
             extensions,
             count=bounds.DETAIL_EXTENSIONS,
             budget=bounds.EXTENSIONS_BYTES,
             shape=extension_document,
         ),
-        "extensions_total": len(extensions),
         "ard": ard_section(agent),
         "embed": badges.embed_snippets(agent, BASE),
         "created_at": when(agent.created_at),
