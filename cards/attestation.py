@@ -101,6 +101,8 @@ def attestation_claims(agent: Agent, *, iss: str, now: int | None = None) -> dic
             "infos": agent.info_count,
         },
         "health": agent.health,
+        # The origin its owner proved (docs/publishers.md), or null: "publisher not verified".
+        "verified_publisher": agent.publisher_origin or None,
         "moderation": agent.moderation,
         "live": live_claim(agent),
     }

@@ -27,7 +27,15 @@ def _public_agent(ident: str) -> Agent | None:
         return None
     return (
         gate.agents(gate.ANONYMOUS)
-        .only("pk", "health", "valid", "signature_status", "latest_snapshot", "live_outcome")
+        .only(
+            "pk",
+            "health",
+            "valid",
+            "signature_status",
+            "latest_snapshot",
+            "live_outcome",
+            "publisher_origin",
+        )
         .filter(pk=pk)
         .first()
     )
@@ -42,7 +50,7 @@ def _etag_matches(header: str, etag: str) -> bool:
 @require_safe
 def badge_view(request: HttpRequest, ident: str) -> HttpResponse:
     state = shown_state(_public_agent(ident), request.GET.get("show"))
-    svg = render_badge(label_from_query(request.GET.get("label")), state.key).encode("utf-8")
+    svg = render_badge(label_from_query(request.GET.get("label")), state).encode("utf-8")
     etag = f'"{hashlib.sha256(svg).hexdigest()[:32]}"'
     # A 404 ignores preconditions (RFC 9110 section 13.2.1: they apply to 2xx answers only).
     if state.status == 200 and _etag_matches(request.headers.get("If-None-Match", ""), etag):

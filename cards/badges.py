@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 import unicodedata
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import TYPE_CHECKING
 from xml.sax.saxutils import escape, quoteattr
@@ -55,10 +55,17 @@ STATES: dict[str, BadgeState] = {
     "live-pass": BadgeState("live-pass", "live: pass", "#44cc11"),
     "live-fail": BadgeState("live-fail", "live: fail", "#e05d44"),
     "live-not-checked": BadgeState("live-not-checked", "live: not checked", "#9f9f9f"),
+    # ?show=publisher: whether the owner proved the card's origin (docs/publishers.md); the
+    # verified badge names the origin's host (its message is made per agent).
+    "publisher": BadgeState("publisher", "verified publisher", "#44cc11"),
+    "publisher-not-verified": BadgeState(
+        "publisher-not-verified", "publisher not verified", "#9f9f9f"
+    ),
 }
 # What ``?show=`` may ask for; anything else shows the card's state, as a badge must always
 # draw something an <img> can show.
 SHOW_LIVE = "live"
+SHOW_PUBLISHER = "publisher"
 
 # Advance widths of Verdana at 11 px (font units / 2048 * 11), printable ASCII.
 _WIDTHS: dict[str, float] = {
@@ -161,9 +168,26 @@ def live_badge_state(agent: Agent | None) -> BadgeState:
     return STATES["live-not-checked"]
 
 
+def publisher_badge_state(agent: Agent | None) -> BadgeState:
+    """ "verified publisher: <host>" where the owner proved the card's origin, else "publisher
+    not verified"."""
+    if agent is None:
+        return STATES["unknown"]
+    origin = agent.publisher_origin
+    if not origin:
+        return STATES["publisher-not-verified"]
+    name = clean_text(origin.split("://", 1)[-1], limit=MAX_LABEL_CHARS)
+    return replace(STATES["publisher"], message=f"verified publisher: {name}")
+
+
 def shown_state(agent: Agent | None, show: str | None) -> BadgeState:
-    """The badge ``?show=`` asks for: ``live`` the live checks, anything else the card."""
-    return live_badge_state(agent) if show == SHOW_LIVE else badge_state(agent)
+    """The badge ``?show=`` asks for: ``live`` the live checks, ``publisher`` the publisher,
+    anything else the card."""
+    if show == SHOW_LIVE:
+        return live_badge_state(agent)
+    if show == SHOW_PUBLISHER:
+        return publisher_badge_state(agent)
+    return badge_state(agent)
 
 
 def _text_colours(background: str) -> tuple[str, str]:
@@ -188,9 +212,9 @@ def _text(x_centre: float, width: int, text: str, colour: str, shadow: str) -> s
 
 
 @lru_cache(maxsize=512)
-def render_badge(label: str, state_key: str) -> str:
+def render_badge(label: str, state_key: str | BadgeState) -> str:
     """The SVG of one badge. ``label`` must already be cleaned (:func:`label_from_query`)."""
-    state = STATES[state_key]
+    state = state_key if isinstance(state_key, BadgeState) else STATES[state_key]
     label = clean_text(label) or DEFAULT_LABEL
     label_text, message_text = text_width(label), text_width(state.message)
     left, right = label_text + 2 * _PADDING, message_text + 2 * _PADDING

@@ -16,7 +16,16 @@ from typing import Any, NoReturn
 from django.db import InterfaceError, OperationalError, transaction
 from django.utils import timezone
 
-from cards import health, hooks, manifest_crawling, pipeline, politeness, scheduling, trust
+from cards import (
+    health,
+    hooks,
+    manifest_crawling,
+    owners,
+    pipeline,
+    politeness,
+    scheduling,
+    trust,
+)
 from cards.ard import identifiers
 from cards.changes import summarise
 from cards.crawl_metrics import observed_crawl
@@ -160,6 +169,18 @@ def _card_crawl(agent: Agent, *, started_at: datetime, started: float) -> str:
         return "error"
     if result.not_modified:
         return _record_not_modified(agent, result, started_at=started_at, fetch_ms=_ms(started))
+    found_at = normalise_fetched(result.url)
+    if owners.holder_of(agent, found_at) is not None:  # a redirect to another agent's URL
+        refused = FetchError(
+            "redirect-refused",
+            owners.REGISTERED_ELSEWHERE_REASON.format(url=found_at),
+            url=result.url,
+            transient=False,
+            status=result.status,
+        )
+        code = owners.REGISTERED_ELSEWHERE
+        _record_failure(agent.pk, refused, started_at=started_at, fetch_ms=_ms(started), code=code)
+        return "error"
     return card_ingest(
         agent_id=agent.pk, result=result, fetch_ms=_ms(started), started_at=started_at
     )
@@ -544,6 +565,7 @@ def card_ingest(
         # Where the card was found, in the normal form: submissions and manifests compare it.
         card_url = normalise_fetched(result.url)
         agent.card_url = card_url[:2048]
+        owners.apply_publisher(agent, card_url)  # the verified publisher of its origin owns it
         _apply_report(agent, report, now)
         if report.card is not None and not agent.ard_identifier:
             identifiers.assign(agent, identifiers.derived(card_url, agent.name), source="derived")

@@ -30,7 +30,16 @@ PageSection = Callable[[Any, Any], dict[str, Any] | None]
 # (agent id, crawl outcome) -> None: told after each crawl task's crawl (live checks queue theirs).
 AfterCrawl = Callable[[str, str], None]
 
+# (card URL) -> (account id, origin) of the verified publisher of the URL's origin, or None
+# (publishers: issue 44). The first lookup that answers decides.
+PublisherLookup = Callable[[str], tuple[int, str] | None]
+# (user, agent, action) -> None, or raise a ProblemError: may ``user`` do ``action`` to
+# ``agent`` (today "probe_messages-on": opting in to messages, which reach its endpoints)?
+ActionGuard = Callable[[Any, Any, str], None]
+
 card_checks: list[CardCheck] = []
+publisher_lookups: list[PublisherLookup] = []
+action_guards: list[ActionGuard] = []
 after_crawl: list[AfterCrawl] = []
 index_steps: list[IndexStep] = []
 snapshot_details: dict[str, SnapshotDetails] = {}
@@ -65,3 +74,19 @@ def register_after_crawl(step: AfterCrawl) -> None:
 def register_agent_page_section(section: PageSection) -> None:
     if section not in agent_page_sections:
         agent_page_sections.append(section)
+
+
+def register_publisher_lookup(lookup: PublisherLookup) -> None:
+    if lookup not in publisher_lookups:
+        publisher_lookups.append(lookup)
+
+
+def register_action_guard(guard: ActionGuard) -> None:
+    if guard not in action_guards:
+        action_guards.append(guard)
+
+
+def guard(user: Any, agent: Any, action: str) -> None:
+    """Ask every registered guard; the first that refuses raises."""
+    for check in action_guards:
+        check(user, agent, action)

@@ -20,7 +20,7 @@ from cards import moderation
 from cards.api.views import forbidden
 from cards.reads import gate
 from cards.reads.gate import Viewer
-from live import tasks
+from live import proofs, tasks
 from registry.errors import ProblemError
 
 
@@ -32,6 +32,7 @@ class AgentProbeView(APIView):
         agent = get_object_or_404(gate.agents(Viewer.of(request.user)), pk=pk)
         if not moderation.can_manage(request.user, agent):
             raise forbidden("Only the agent's owner or staff may run its live checks.")
+        proofs.require(agent, "A probe of the live checks")
         cooldown = settings.REGISTRY_LIVE_PROBE_COOLDOWN_SECONDS
         last = agent.live_checked_at
         if last is not None and timezone.now() - last < timedelta(seconds=cooldown):

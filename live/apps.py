@@ -9,6 +9,7 @@ class LiveConfig(AppConfig):
 
     def ready(self) -> None:
         from cards import hooks
-        from live import tasks
+        from live import proofs, tasks
 
         hooks.register_after_crawl(tasks.after_crawl)
+        hooks.register_action_guard(proofs.guard)  # opting in to messages needs the proofs

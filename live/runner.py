@@ -12,7 +12,7 @@ from django.utils import timezone
 
 from cards.models import Agent
 from cards.rendering.documents import when
-from live import message_checks, selection, store, transport_checks
+from live import message_checks, proofs, selection, store, transport_checks
 from live.card_cache import card_cache_checks
 from live.interfaces import interfaces_of, requires_auth
 from live.report import (
@@ -102,6 +102,9 @@ def check_agent(agent: Agent, *, force: bool = False) -> dict[str, Any]:
     messages = dict((agent.live or {}).get("messages") or {})
     if agent.probe_messages and card is not None:
         why = _no_messages(run.endpoint, auth=auth, due=_messages_due(agent, today, force))
+        lacking = proofs.missing(agent) if why is None else []
+        if lacking:  # a proof lapsed, or the agent moved, since the opt-in (issue 44)
+            why = "the owner holds no verified proof of " + ", ".join(lacking)
         if why is not None:
             run.add(message_checks.not_sent(why))
         else:

@@ -378,7 +378,12 @@ async def search_agents(
     output_mode: str | None = None,
     schema: Annotated[str | None, Field(description="Schema name in a mode.")] = None,
     extension: Annotated[str | None, Field(description="Extension URI.")] = None,
-    verified: bool | None = None,
+    verified: Annotated[
+        bool | None, Field(description="A verified publisher: its owner proved the origin.")
+    ] = None,
+    signed: Annotated[
+        bool | None, Field(description="Signed by a key bound to the card's origin.")
+    ] = None,
     health: Annotated[
         list[Literal["healthy", "degraded", "unreachable", "gone", "unknown"]] | None,
         Field(description="Any of these health states; gone agents are left out otherwise."),
@@ -390,8 +395,8 @@ async def search_agents(
     """Find agents by text and the registry's v1 search filters (the same as GET /api/v1/agents)."""
     filters = {
         "tag": tag, "skill": skill, "input_mode": input_mode, "output_mode": output_mode,
-        "schema": schema, "extension": extension, "verified": verified, "health": health,
-        "provider": provider, "streaming": streaming,
+        "schema": schema, "extension": extension, "verified": verified, "signed": signed,
+        "health": health, "provider": provider, "streaming": streaming,
     }  # fmt: skip
     with door_metrics.searched("mcp", text):
         data = await _run(

@@ -32,6 +32,7 @@ FILTER_PROPERTIES: dict[str, Any] = {
     "schema": {"type": "string", "maxLength": 200},
     "extension": {"type": "string", "maxLength": 2048},
     "verified": {"type": "boolean"},
+    "signed": {"type": "boolean"},
     "health": {
         "type": "array",
         "items": {"enum": ["healthy", "degraded", "unreachable", "gone", "unknown"]},
@@ -67,7 +68,7 @@ AGENT_QUERY: dict[str, Any] = {
     # Valid queries a caller can start from (and the live checks send, docs/live-checks.md).
     "examples": [
         {"text": "translate documents to French", "limit": 5},
-        {"filters": {"tag": ["search"], "verified": True}},
+        {"filters": {"tag": ["search"], "signed": True}},
         {"payload": {"a": "Lion", "b": "Tiger"}},
     ],
 }
@@ -168,7 +169,8 @@ def unsigned_card(base_url: str) -> dict[str, Any]:
                 "find-agents",
                 "Find agents by need",
                 "Ranks indexed A2A agents for a need given in words, with optional filters "
-                "(tag, skill, modes, schema, extension, verified, health, provider, streaming).",
+                "(tag, skill, modes, schema, extension, verified publisher, signed, health, "
+                "provider, streaming).",
                 ["search", "discovery", "registry"],
                 '{"text": "translate documents to French", "limit": 5}',
             ),

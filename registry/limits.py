@@ -32,7 +32,7 @@ import math
 import threading
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 from django.conf import settings
 from django.core.cache import cache
@@ -256,20 +256,41 @@ def check(request: HttpRequest, scope: str, rate_text: str) -> HttpResponse | No
 
 
 def _user(request: HttpRequest) -> Any:
-    """The signed-in user (session), or the owner of a valid ``Token``/``Bearer`` key."""
+    """The signed-in user (session), or the owner of a valid key in ``Authorization``."""
     # Only with a session cookie: touching request.user reads the session, which makes every
     # answer vary on Cookie and spoils caching of public pages and badges.
     if settings.SESSION_COOKIE_NAME in request.COOKIES:
         user = getattr(request, "user", None)
         if user is not None and user.is_authenticated:
             return user
-    words = request.META.get("HTTP_AUTHORIZATION", "").split()
-    if len(words) == 2 and words[0].lower() in ("token", "bearer"):
-        from rest_framework.authtoken.models import Token  # lazy: app models load after us
+    if request.META.get("HTTP_AUTHORIZATION"):
+        return _key_user(request)
+    return None
 
-        token = Token.objects.select_related("user").filter(key=words[1]).first()
-        if token is not None and token.user.is_active:
-            return token.user
+
+def _key_user(request: HttpRequest) -> Any:
+    """The active account whose key the request carries, as the API would find it: asked of
+    the API's authentication classes (``REST_FRAMEWORK["DEFAULT_AUTHENTICATION_CLASSES"]``,
+    by their dotted paths: an operator's key, a token an owner made), but the session's, read
+    above. A key they refuse (unknown, expired, revoked) is no account: the request is counted."""
+    # Lazy: DRF's settings and the apps' models load after this module.
+    from rest_framework.authentication import BaseAuthentication, SessionAuthentication
+    from rest_framework.exceptions import APIException
+    from rest_framework.request import Request
+    from rest_framework.settings import api_settings
+
+    classes = cast(list[type[BaseAuthentication]], api_settings.DEFAULT_AUTHENTICATION_CLASSES)
+    wrapped = Request(request)
+    for authentication in classes:
+        if issubclass(authentication, SessionAuthentication):
+            continue
+        try:
+            found = authentication().authenticate(wrapped)
+        except APIException:
+            return None
+        if found is not None:
+            user = found[0]
+            return user if user is not None and user.is_active else None
     return None
 
 

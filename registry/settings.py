@@ -83,6 +83,16 @@ INSTALLED_APPS = [
     # The "Try it" forms: django_jsonform ships the JSON-Schema form (its static files only).
     "django_jsonform",
     "tryit",
+    # Publisher accounts (issue 44; registry/accounts_settings.py): tokens and proven origins,
+    # first so that its templates dress allauth's pages in the catalogue's look; then
+    # django-allauth's sign-up, e-mail, MFA and GitHub/OpenID Connect sign-in.
+    "publishers",
+    "allauth",
+    "allauth.account",
+    "allauth.mfa",
+    "allauth.socialaccount",
+    "allauth.socialaccount.providers.github",
+    "allauth.socialaccount.providers.openid_connect",
 ]
 
 MIDDLEWARE = [
@@ -94,6 +104,8 @@ MIDDLEWARE = [
     "registry.errors.ApiErrorsMiddleware",  # problem+json under /api/ in every mode
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "allauth.account.middleware.AccountMiddleware",
+    "publishers.account_pages.AccountPagePolicyMiddleware",  # CSP of the /accounts/ pages
     "registry.limits.ClientRateLimitMiddleware",
     "registry.messages.LazyMessageMiddleware",  # the admin's messages, made on first use
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
@@ -169,7 +181,6 @@ AUTH_PASSWORD_VALIDATORS: list[dict[str, Any]] = [
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
-AUTHENTICATION_BACKENDS = ["registry.login_throttle.ThrottledModelBackend"]
 REGISTRY_LOGIN_FAILURES_PER_ACCOUNT = env_int("REGISTRY_LOGIN_FAILURES_PER_ACCOUNT", 5, minimum=1)
 REGISTRY_LOGIN_FAILURES_PER_CLIENT = env_int("REGISTRY_LOGIN_FAILURES_PER_CLIENT", 20, minimum=1)
 REGISTRY_LOGIN_WINDOW_SECONDS = env_int("REGISTRY_LOGIN_WINDOW_SECONDS", 900, minimum=1)
@@ -184,6 +195,9 @@ STATIC_ROOT = BASE_DIR / "staticfiles"
 # --- REST API -------------------------------------------------------------------------------
 REST_FRAMEWORK: dict[str, Any] = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
+        # Tokens an owner made (publishers/tokens.py: scoped, expiring, hashed), then the
+        # operator's (`manage.py issue_token`), then the signed-in session.
+        "publishers.auth.PublisherTokenAuthentication",
         "registry.auth.TokenOrBearerAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
@@ -486,6 +500,32 @@ if REGISTRY_BASE_URL is not None and not REGISTRY_BASE_URL.startswith(("https://
     raise ConfigError(f"REGISTRY_BASE_URL must be an http(s) URL (got {REGISTRY_BASE_URL!r})")
 REGISTRY_ATTESTATION_TTL_SECONDS = env_int("REGISTRY_ATTESTATION_TTL_SECONDS", 3600, minimum=60)
 
+# --- Proof of an origin (issue 44; docs/publishers.md, "Proof of an origin") ---------------
+# A verified origin is re-checked this often; it lapses after this many failed re-checks in a
+# row. The sweep runs every REGISTRY_ORIGIN_RECHECK_SECONDS and re-checks at most BATCH.
+REGISTRY_ORIGIN_RECHECK_HOURS = env_float("REGISTRY_ORIGIN_RECHECK_HOURS", 24.0)
+REGISTRY_ORIGIN_RECHECK_FAILURES = env_int("REGISTRY_ORIGIN_RECHECK_FAILURES", 3, minimum=1)
+REGISTRY_ORIGIN_RECHECK_SECONDS = env_float("REGISTRY_ORIGIN_RECHECK_SECONDS", 300.0)
+REGISTRY_ORIGIN_RECHECK_BATCH = env_int("REGISTRY_ORIGIN_RECHECK_BATCH", 50, minimum=1)
+# Verify attempts per account (each one makes the registry fetch or query DNS).
+REGISTRY_ORIGIN_VERIFY_RATE = env_str("REGISTRY_ORIGIN_VERIFY_RATE", "30/hour")
+try:
+    Rate.parse(REGISTRY_ORIGIN_VERIFY_RATE)
+except ValueError as _exc:
+    raise ConfigError(f"REGISTRY_ORIGIN_VERIFY_RATE: {_exc}") from None
+REGISTRY_ORIGINS_PER_ACCOUNT = env_int("REGISTRY_ORIGINS_PER_ACCOUNT", 100, minimum=1)
+# The DNS method's resolvers, "ip:port,ip:port" ("[::1]:53" for IPv6); empty: the system's.
+REGISTRY_DNS_NAMESERVERS: list[tuple[str, int]] = []
+for _server in env_list("REGISTRY_DNS_NAMESERVERS", []):
+    _host, _, _port = _server.rpartition(":")
+    _host = _host.strip("[]")
+    if not (_host and set(_host) <= set("0123456789abcdefABCDEF.:") and _port.isdigit()):
+        raise ConfigError(f"REGISTRY_DNS_NAMESERVERS: {_server!r} is not ip:port")
+    if not 0 < int(_port) < 65536:
+        raise ConfigError(f"REGISTRY_DNS_NAMESERVERS: {_port} is not a valid port")
+    REGISTRY_DNS_NAMESERVERS.append((_host, int(_port)))
+REGISTRY_DNS_TIMEOUT_SECONDS = env_float("REGISTRY_DNS_TIMEOUT_SECONDS", 5.0)
+
 CELERY_BEAT_SCHEDULE = {
     "sweep-due-crawls": {"task": "cards.sweep_due", "schedule": REGISTRY_SWEEP_INTERVAL_SECONDS},
     "prune-crawl-attempts": {"task": "cards.prune_history", "schedule": 86400.0},
@@ -493,6 +533,11 @@ CELERY_BEAT_SCHEDULE = {
     "save-vector-index": {"task": "cards.save_vector_index", "schedule": 300.0},
     # Live checks of agents whose card was read since their last check (docs/live-checks.md).
     "sweep-due-live-checks": {"task": "live.sweep", "schedule": REGISTRY_LIVE_SWEEP_SECONDS},
+    # Re-checks of proven origins that are due (docs/publishers.md, "Proof of an origin").
+    "recheck-due-origins": {
+        "task": "publishers.recheck_due_origins",
+        "schedule": REGISTRY_ORIGIN_RECHECK_SECONDS,
+    },
 }
 
 # Logs (docs/operations.md, "Logs"): text for people (`[request id] message`), or one JSON
@@ -523,3 +568,6 @@ LOGGING = {
         **log_formats.server_loggers(REGISTRY_LOG_FORMAT),
     },
 }
+
+# Accounts, sign-in and e-mail (issue 44; docs/publishers.md): django-allauth's settings.
+from registry.accounts_settings import *  # noqa: E402, F403

@@ -10,6 +10,7 @@ from cards import catalogue
 from cards.attestation_views import jwks_view
 from cards.badge_views import badge_view
 from live.api import AgentProbeView
+from publishers import origin_urls, token_urls
 from registry import health
 from registry.login_throttle import ThrottledAdminLoginForm
 from registry.metrics_view import metrics_view
@@ -55,12 +56,19 @@ urlpatterns = [
     path("api/v1/", index, name="index"),
     path("api/v1/agents/<uuid:pk>/probe", AgentProbeView.as_view(), name="agent-probe"),
     path("api/v1/agents/<uuid:pk>/try", AgentTryView.as_view(), name="agent-try"),
+    path("api/v1/", include(token_urls.api_urlpatterns)),
+    path("api/v1/", include(origin_urls.api_urlpatterns)),
     path("api/v1/", include("cards.api.urls")),
     path("api/v1/", include("schemas_app.api_urls")),
     path("api/schema", SpectacularAPIView.as_view(), name="openapi-schema"),
     path("api/docs", api_docs, name="api-docs"),
     path("api/docs/ard", ard_docs, name="api-docs-ard"),
     path("admin/", admin.site.urls),
+    # Publisher accounts (issue 44): allauth's sign-up, sign-in, e-mail, MFA and social sign-in,
+    # then the account's own pages (tokens, origins).
+    path("accounts/", include("allauth.urls")),
+    path("account/", include(token_urls.page_urlpatterns)),
+    path("account/", include(origin_urls.page_urlpatterns)),
     path("badges/<str:ident>.svg", badge_view, name="badge"),
     path(".well-known/jwks.json", jwks_view, name="jwks"),
     path("", include("protocols.urls")),

@@ -724,9 +724,81 @@ def test_every_tool_method_and_post_route_is_probed() -> None:
         view = getattr(entry.callback, "view_class", None)
         if route.startswith(SKIPPED_PREFIXES) or view is None or not hasattr(view, "post"):
             continue
+        if route.startswith(ACCOUNT_PREFIX):  # HTML forms: test_account_forms_take_hostile_fields
+            continue
         posts.add("/" + PARAM.sub(lambda m: "{" + m.group(2) + "}", route))
     bodies = {endpoint.path for endpoint in ENDPOINTS}
     assert posts <= bodies, posts - bodies
+
+
+# --------------------------------------------------------------------------------------------
+# The account pages (allauth's, issue 44): HTML forms that take form fields, not JSON. Every
+# field any of them reads, with each hostile value, posted with a valid CSRF token (a refused
+# token would probe nothing), anonymously and from a signed-in session.
+
+ACCOUNT_PREFIX = "accounts/"
+ACCOUNT_FIELDS = (
+    "login", "password", "remember", "email", "username", "password1", "password2", "oldpassword",
+    "code", "credential", "name", "passwordless", "action_add", "action_remove", "action_primary",
+    "action_send", "account", "next", "process",
+)  # fmt: skip
+ACCOUNT_VALUES = {
+    "nul": "a%00b",
+    "surrogate": "%ED%A0%80",
+    "bad-utf8": "%FF%FE",
+    "long": "x" * 5000,
+    "json": quote('{"id": "AAAA", "rawId": 1, "response": {"clientDataJSON": []}}', safe=""),
+}
+
+
+def _account_post_routes() -> list[str]:
+    found = []
+    for route, entry in _walk(get_resolver().url_patterns):
+        view = getattr(entry.callback, "view_class", None)
+        if route.startswith(ACCOUNT_PREFIX) and view is not None and hasattr(view, "post"):
+            found.append("/" + ADMIN_PARAM.sub("x", route).replace("^", "").replace("$", ""))
+    return sorted(set(found))
+
+
+@pytest.fixture(scope="module")
+def account_sessions(world: World) -> Iterator[dict[str, tuple[httpx.Client, str]]]:
+    """Anonymous and signed in (the superuser, through the admin's form), each with its token."""
+    with (
+        httpx.Client(base_url=world.base, timeout=30) as anonymous,
+        httpx.Client(base_url=world.base, timeout=30) as signed_in,
+    ):
+        anonymous.get("/accounts/login/")
+        page = signed_in.get("/admin/login/")
+        token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page.text)
+        assert token is not None
+        form = {"username": "warden", "password": ADMIN_PASSWORD,
+                "csrfmiddlewaretoken": token.group(1), "next": "/admin/"}  # fmt: skip
+        login = signed_in.post("/admin/login/", data=form, headers={"Referer": world.base})
+        assert login.status_code == 302, login.text[:300]
+        yield {
+            "anonymous": (anonymous, anonymous.cookies["csrftoken"]),
+            "signed-in": (signed_in, signed_in.cookies["csrftoken"]),
+        }
+
+
+@pytest.mark.parametrize("who", ["anonymous", "signed-in"])
+@pytest.mark.parametrize("path", _account_post_routes())
+def test_account_forms_take_hostile_fields(
+    world: World, account_sessions: dict[str, tuple[httpx.Client, str]], settings: Any,
+    path: str, who: str,
+) -> None:  # fmt: skip
+    settings.ACCOUNT_RATE_LIMITS = False  # allauth's limits would answer 429 before the form
+    client, token = account_sessions[who]
+    if who == "signed-in" and path == "/accounts/logout/":
+        pytest.skip("would end the session the other paths are probed with")
+    for label, value in ACCOUNT_VALUES.items():
+        body = "&".join([f"csrfmiddlewaretoken={token}", *(f"{n}={value}" for n in ACCOUNT_FIELDS)])
+        response = client.post(
+            path, content=body.encode(), follow_redirects=False,
+            headers={"Content-Type": "application/x-www-form-urlencoded", "Referer": world.base},
+        )  # fmt: skip
+        check(response, f"{path} ({who}, {label})")
+        assert "CSRF verification failed" not in response.text, (path, who, label)
 
 
 def _ids(value: Any, world: World) -> Any:

@@ -17,8 +17,10 @@ from cards import moderation
 from cards.api.views import forbidden
 from cards.reads import gate
 from cards.reads.gate import Viewer
+from live import proofs
 from registry import openapi
 from registry.errors import ProblemError, only_members
+from tryit.blocks import interface_of
 from tryit.sending import Refusal, try_send
 
 
@@ -53,6 +55,8 @@ class AgentTryView(APIView):
                 title="Messages not enabled",
                 detail="The owner has not opted in to messages (probe_messages).",
             )
+        reached = interface_of(agent)
+        proofs.require(agent, "Try it's Send", also=(reached.url,) if reached else ())
         body = request.data if isinstance(request.data, dict) else {}
         only_members(body, {"skill", "payload"})
         skill = body.get("skill")

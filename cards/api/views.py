@@ -20,7 +20,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from cards import moderation, pipeline, services
+from cards import hooks, moderation, pipeline, services
 from cards.api import common, reads
 from cards.models import Agent
 from cards.reads import documents, gate
@@ -147,6 +147,8 @@ class AgentDetailView(APIView):
                 "probe_messages must be true or false.", "/probe_messages", "expected a boolean"
             )
         if value != instance.probe_messages:
+            if value:  # messages reach its endpoints: their origins need a proof (issue 44)
+                hooks.guard(request.user, instance, "probe_messages-on")
             moderation.agent_probe_messages(agent=instance, enabled=value, actor=request.user)
         text = documents.detail(
             Viewer.of(request.user), instance.pk, base=documents.base_of(request)

@@ -22,6 +22,7 @@ LIST_FIELDS = (
     "version",
     "provider_organization",
     "signature_status",
+    "publisher_origin",
     "valid",
     "health",
     "moderation",

@@ -9,14 +9,16 @@ other page, narrowed to the reader's own agents, so staff see their own here, no
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import urlencode
 
+from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_safe
 
 from cards.catalogue.common import _secure
 from cards.catalogue.no_card import no_card_sentence
-from cards.models import Agent
+from cards.models import Agent, AuditEntry
 from cards.reads import gate
 from cards.reads.gate import Viewer
 
@@ -25,8 +27,27 @@ MINE_LIMIT = 200
 MINE_FIELDS = (
     "id", "url", "name", "moderation", "moderation_reason", "health", "valid",
     "signature_status", "latest_snapshot", "last_error", "last_crawled_at", "next_crawl_at",
-    "created_at",
+    "created_at", "publisher_origin",
 )  # fmt: skip
+
+
+MOVED_LIMIT = 50
+
+
+def moved_away(user_id: Any) -> list[dict[str, Any]]:
+    """Agents that left this account for the verified publisher of their origin (issue 44),
+    newest first: the audit entries naming it as the previous owner."""
+    entries = (
+        AuditEntry.objects.filter(action="owner-moved", detail__previous_owner=user_id)
+        .select_related("agent")
+        .only("created_at", "detail", "agent__id", "agent__name", "agent__url")
+        .order_by("-created_at", "-id")[:MOVED_LIMIT]
+    )
+    return [
+        {"agent": entry.agent, "origin": entry.detail.get("origin"), "at": entry.created_at}
+        for entry in entries
+        if entry.agent is not None
+    ]
 
 
 def _row(agent: Agent) -> dict[str, Any]:
@@ -58,5 +79,13 @@ def my_agents(request: HttpRequest) -> HttpResponse:
         )
         more = len(found) > MINE_LIMIT
         rows = [_row(agent) for agent in found[:MINE_LIMIT]]
-    context = {"rows": rows, "more": more, "limit": MINE_LIMIT, "signed_in": not viewer.anonymous}
+    context = {
+        "rows": rows,
+        "more": more,
+        "limit": MINE_LIMIT,
+        "signed_in": not viewer.anonymous,
+        "moved": [] if viewer.anonymous else moved_away(viewer.user_id),
+        # Anyone may sign in or sign up on the catalogue's own pages (allauth), and come back.
+        "login_url": f"{settings.LOGIN_URL}?{urlencode({'next': request.path})}",
+    }
     return _secure(render(request, "catalogue/mine.html", context))

@@ -159,6 +159,8 @@ def _row(summary: dict[str, Any]) -> SimpleNamespace:
         version=summary["version"],
         provider_organization=provider.get("organization", ""),
         signature_status=summary["signature_status"],
+        # Documents rendered before issue 44 have no publisher: not verified until re-rendered.
+        publisher_origin=(summary.get("publisher") or {}).get("origin") or "",
         valid=(summary.get("validation") or {}).get("valid"),
         health=summary["health"]["state"],
         moderation=summary["moderation"]["state"],

@@ -72,7 +72,13 @@ class Agent(models.Model):
         blank=True,
         on_delete=models.SET_NULL,
         related_name="submitted_agents",
-        help_text="The owner: the account whose token submitted the agent.",
+        help_text="The owner: the verified publisher of the card's origin, else the submitter.",
+    )
+    publisher_origin = models.CharField(
+        max_length=300,
+        blank=True,
+        db_index=True,
+        help_text="The card's origin when its owner has proven it (publishers.Origin), else ''.",
     )
     moderation = models.CharField(
         max_length=16, choices=Moderation.choices, default=Moderation.APPROVED, db_index=True

@@ -186,7 +186,8 @@ class AgentSearch:
     provider: str = ""
     streaming: bool | None = None
     valid: bool | None = None
-    verified: bool | None = None
+    verified: bool | None = None  # a verified publisher (issue 44)
+    signed: bool | None = None  # signed by a key bound to the card's origin
     health: list[str] = field(default_factory=list)
     status: str = ""
     live: list[str] = field(default_factory=list)
@@ -203,6 +204,7 @@ class AgentSearch:
         "streaming",
         "valid",
         "verified",
+        "signed",
         "health",
         "status",
         "live",
@@ -221,6 +223,7 @@ class AgentSearch:
             streaming=query.boolean("streaming"),
             valid=query.boolean("valid"),
             verified=query.boolean("verified"),
+            signed=query.boolean("signed"),
             health=query.choices("health", Agent.Health.values),
             status=query.choice("status", Agent.Status.values),
             live=query.choices("live", LIVE_OUTCOMES, blank=False),
@@ -247,6 +250,7 @@ class AgentSearch:
             self.streaming,
             self.valid,
             self.verified,
+            self.signed,
             tuple(sorted(self.health)),
             self.status,
             tuple(sorted(set(self.live))),
@@ -314,8 +318,12 @@ class AgentSearch:
             if value is not None:
                 agents = agents.filter(**{name: value})
         if self.verified is True:
-            agents = agents.filter(signature_status="verified")
+            agents = agents.exclude(publisher_origin="")
         elif self.verified is False:
+            agents = agents.filter(publisher_origin="")
+        if self.signed is True:
+            agents = agents.filter(signature_status="verified")
+        elif self.signed is False:
             agents = agents.exclude(signature_status="verified")
         if self.status:
             agents = agents.filter(status=self.status)

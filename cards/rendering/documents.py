@@ -63,6 +63,17 @@ def _provider(agent: Agent) -> dict[str, str] | None:
     return {"organization": agent.provider_organization, "url": agent.provider_url}
 
 
+def publisher_section(agent: Agent) -> dict[str, Any]:
+    """Whether the agent's owner proved its card's origin (issue 44): "Verified publisher:
+    ``name``" where ``verified``; ``origin`` is the proven origin, ``name`` its host[:port]."""
+    origin = agent.publisher_origin or None
+    return {
+        "verified": origin is not None,
+        "origin": origin,
+        "name": origin.split("://", 1)[-1] if origin else None,
+    }
+
+
 def _validation(agent: Agent) -> dict[str, Any]:
     return {
         "valid": agent.valid,
@@ -210,6 +221,7 @@ def summary(agent: Agent, skills: list[Skill], uptime: Uptime = (None, None)) ->
         "health": health_section(agent, uptime),
         "crawl": crawl_section(agent),
         "signature_status": agent.signature_status or None,
+        "publisher": publisher_section(agent),
         "live": live_outcome(agent),
         "streaming": agent.streaming,
         **bounded(
@@ -292,6 +304,7 @@ def detail(
         "crawl": crawl_section(agent),
         "content_sha256": agent.content_sha256,
         "signature": signature,
+        "publisher": publisher_section(agent),
         "live": live_section(agent),
         "validation": validation,
         **bounded(

@@ -16,7 +16,13 @@ from rest_framework import serializers
 
 from cards import badges
 from cards.models import Agent, AgentKey, Extension, Skill
-from cards.rendering.documents import BASE, links, live_outcome, live_section
+from cards.rendering.documents import (
+    BASE,
+    links,
+    live_outcome,
+    live_section,
+    publisher_section,
+)
 
 
 def absolute(request: Any, path: str) -> str:
@@ -192,6 +198,16 @@ class ModerationSerializer(serializers.Serializer):
     )
 
 
+class PublisherSerializer(serializers.Serializer):
+    verified = serializers.BooleanField(
+        help_text="The agent's owner proved that they run its card's origin (docs/publishers.md)."
+    )
+    origin = serializers.CharField(allow_null=True, help_text="The proven origin, or null.")
+    name = serializers.CharField(
+        allow_null=True, help_text='Its host[:port]: "Verified publisher: <name>".'
+    )
+
+
 class AgentSummarySerializer(serializers.ModelSerializer):
     """One row of a search result: shared fields have the detail's shapes."""
 
@@ -232,6 +248,7 @@ class AgentSummarySerializer(serializers.ModelSerializer):
     validation = serializers.SerializerMethodField()
     links = serializers.SerializerMethodField()
     live = serializers.SerializerMethodField()
+    publisher = serializers.SerializerMethodField()
 
     class Meta:
         model = Agent
@@ -250,6 +267,7 @@ class AgentSummarySerializer(serializers.ModelSerializer):
             "health",
             "crawl",
             "signature_status",
+            "publisher",
             "live",
             "streaming",
             "skills",
@@ -279,6 +297,10 @@ class AgentSummarySerializer(serializers.ModelSerializer):
     @extend_schema_field(LiveOutcomeSerializer)
     def get_live(self, agent: Agent) -> dict[str, Any]:
         return live_outcome(agent)
+
+    @extend_schema_field(PublisherSerializer)
+    def get_publisher(self, agent: Agent) -> dict[str, Any]:
+        return publisher_section(agent)
 
 
 class AgentDetailSerializer(AgentSummarySerializer):
@@ -317,6 +339,7 @@ class AgentDetailSerializer(AgentSummarySerializer):
             "crawl",
             "content_sha256",
             "signature",
+            "publisher",
             "live",
             "validation",
             "skills",

@@ -27,8 +27,9 @@ from cards.rendering.documents import Uptime
 
 # Bump when a document's shape changes; `manage.py render_documents` (and a data migration)
 # re-render every agent whose documents are older.
-DOC_FORMAT = 5  # 5: long lists bounded, with totals (bounds.py); 4: live checks (live,
-# health.endpoint); 3: list rows share the detail's shapes
+# 6: the publisher (issue 44); 5: long lists bounded, with totals (bounds.py); 4: live checks
+# (live, health.endpoint); 3: list rows share the detail's shapes
+DOC_FORMAT = 6
 
 FacetKey = tuple[str, str, str]  # kind, direction, key
 

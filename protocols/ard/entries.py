@@ -22,6 +22,7 @@ COLUMNS = (
     "capabilities",
     "ard_entry",
     "signature_status",
+    "publisher_origin",
     "health",
     "live_outcome",
     "live_checked_at",
@@ -66,6 +67,8 @@ def projection(agent: Agent, *, base: str, source: str) -> dict[str, Any]:
         "registryId": str(agent.pk),
         "registryUrl": f"{base}/api/v1/agents/{agent.pk}",
         "signature": agent.signature_status or "unknown",
+        # "Verified publisher": the origin its owner proved (docs/publishers.md), or absent.
+        **({"verifiedPublisher": agent.publisher_origin} if agent.publisher_origin else {}),
         "health": agent.health,
         "liveOutcome": agent.live_outcome or "not-checked",
         "liveCheckedAt": _iso(agent.live_checked_at),

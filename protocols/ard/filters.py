@@ -125,6 +125,19 @@ def _by_extensions(rows: QuerySet[Agent], values: list[str]) -> QuerySet[Agent]:
     return rows.filter(Exists(Extension.objects.filter(agent=OuterRef("pk"), uri__in=values)))
 
 
+def _by_verified_publisher(rows: QuerySet[Agent], values: list[str]) -> QuerySet[Agent]:
+    """``verifiedPublisher``: "true" (any verified publisher), "false" (none), or origins."""
+    match = Q()
+    for value in values:
+        if value == "true":
+            match |= ~Q(publisher_origin="")
+        elif value == "false":
+            match |= Q(publisher_origin="")
+        else:
+            match |= Q(publisher_origin=value.rstrip("/").lower())
+    return rows.filter(match)
+
+
 def _by_identifier(rows: QuerySet[Agent], values: list[str]) -> QuerySet[Agent]:
     return rows.filter(ard_identifier__in=values)
 
@@ -142,6 +155,7 @@ TERMS: dict[str, Callable[[QuerySet[Agent], list[str]], QuerySet[Agent]]] = {
     "signature": _choices("signature", "signature_status", SIGNATURE_STATES),
     "health": _choices("health", "health", tuple(Agent.Health.values)),
     "extensions": _by_extensions,
+    "verifiedPublisher": _by_verified_publisher,
 }
 
 

@@ -48,6 +48,15 @@ def test_security_reads_the_right_way_round(client: Any) -> None:
         "POST /api/v1/agents/{id}/recrawl",
         "POST /api/v1/agents/{id}/try",
         "POST /api/v1/imports",
+        # The account's own tokens and origins (issue 44).
+        "GET /api/v1/tokens",
+        "POST /api/v1/tokens",
+        "DELETE /api/v1/tokens/{token_id}",
+        "GET /api/v1/origins",
+        "POST /api/v1/origins",
+        "GET /api/v1/origins/{origin_id}",
+        "DELETE /api/v1/origins/{origin_id}",
+        "POST /api/v1/origins/{origin_id}/verify",
     }
     anonymous = APIClient()
     some = "00000000-0000-4000-8000-000000000000"

@@ -166,8 +166,9 @@ def test_alice_never_gets_bobs_agent_for_her_staff_deleted_url(
     django_capture_on_commit_callbacks: Any,
 ) -> None:
     """The issue's last case: Bob's copy made by a spelling, then Alice's own URL answered with
-    Bob's agent (200). Another spelling is refused; and an agent whose card is found at Alice's
-    URL by a redirect (Bob's own URL, which the normal form cannot fold) is not hers either."""
+    Bob's agent (200). Another spelling is refused; and Bob's own URL that redirects to Alice's
+    (which the normal form cannot fold) gets no copy of her card (issue 44): his agent stores
+    nothing and says the card is registered elsewhere, without naming her agent."""
     mine = registered(alice, server.url(PATH), django_capture_on_commit_callbacks)
     take_out_of_view(mine, "deleted-by-staff", alice, staff)
     assert_refused(
@@ -175,8 +176,12 @@ def test_alice_never_gets_bobs_agent_for_her_staff_deleted_url(
     )
     with running_server("127.0.0.2") as bobs:
         bobs.routes["/alias.json"] = Reply(status=302, headers={"Location": server.url(PATH)})
-        alias = registered(bob, bobs.url("/alias.json"), django_capture_on_commit_callbacks)
-    assert alias.card_url == mine.url  # the redirect's target: the same card URL
+        sent = submit(bob, bobs.url("/alias.json"), django_capture_on_commit_callbacks)
+        assert sent.status_code == 202, sent.content
+        crawl_agent.apply(args=[sent.json()["id"]]).get()
+    alias = Agent.objects.get(pk=sent.json()["id"])
+    assert alias.latest_snapshot_id is None and alias.card_url != mine.url
+    assert alias.last_error_code == "registered-elsewhere" and str(mine.pk) not in alias.last_error
     again = submit(alice, server.url(PATH), django_capture_on_commit_callbacks)
     assert_refused(again, mine)
     assert str(alias.pk) not in again.content.decode()

@@ -18,6 +18,7 @@ from rest_framework.test import APIClient
 from cards.models import Agent
 from live.runner import check_agent
 from protocols.own_card import QUERY_MODE
+from tests.publishers.granted import grant_endpoints
 from tests.support import serving_asgi
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -69,6 +70,7 @@ def own_agent(
     assert agent.status == Agent.Status.OK, agent.last_error
     assert agent.card_url == card_url
     assert agent.signature_status == "verified", agent.signature
+    grant_endpoints(agent)  # its owner proved the origin (issue 44; tests/publishers/granted.py)
     patched = httpx.patch(
         f"{live_registry}/api/v1/agents/{agent.pk}",
         json={"probe_messages": True},

@@ -28,6 +28,7 @@ from tests.live.agents import (
     handmade_agent,
     sdk_agent,
 )
+from tests.publishers.granted import grant_endpoints
 
 pytestmark = pytest.mark.django_db
 
@@ -105,6 +106,7 @@ def failing(report: dict[str, Any]) -> list[tuple[str, str]]:
 
 
 def opt_in(client: APIClient, row: Agent) -> None:
+    grant_endpoints(row)  # the owner proved the origins (issue 44; tests/publishers/granted.py)
     response = client.patch(f"/api/v1/agents/{row.pk}", {"probe_messages": True}, format="json")
     assert response.status_code == 200, response.content
     assert response.json()["live"]["probe_messages"] is True
@@ -339,6 +341,10 @@ def test_only_the_owner_or_staff_opts_in_and_probes(
         assert anonymous.post(f"{url}/probe").status_code == 401
         assert bob[1].post(f"{url}/probe").status_code == 403
         assert agent.requests == []
+        unproven = alice[1].post(f"{url}/probe")  # the owner has not proven the origin yet
+        assert unproven.status_code == 403 and unproven.json()["type"].endswith("origin-not-proven")
+        assert agent.requests == []
+        grant_endpoints(row)
         accepted = alice[1].post(f"{url}/probe")
         assert accepted.status_code == 202, accepted.content
         assert agent.requests  # eager in tests: the checks ran
@@ -446,6 +452,7 @@ def test_a_real_worker_crawls_then_checks_and_the_probe_goes_through_the_broker(
         assert agent.sends == 0
 
         # The owner's probe is queued (202 at once) and run by the worker.
+        grant_endpoints(row)  # the owner proved the origin (issue 44)
         live_settings.REGISTRY_LIVE_PROBE_COOLDOWN_SECONDS = 0
         assert client.post(f"/api/v1/agents/{agent_id}/probe").status_code == 202
         deadline = time.monotonic() + 60

@@ -15,6 +15,7 @@ from live.store import messages_now, take_message
 from tests.factories import agent_from_card, minimal_card
 from tests.live.agents import sdk_agent
 from tests.live.test_live_checks import account, ingest, live_settings
+from tests.publishers.granted import grant_endpoints
 
 __all__ = ["live_settings"]  # the fixture, imported to be used here
 
@@ -43,6 +44,7 @@ def test_a_send_during_a_run_with_messages_adds_to_the_runs_own(live_settings: A
     with sdk_agent() as running:
         row = ingest(running, owner)
         Agent.objects.filter(pk=row.pk).update(probe_messages=True)
+        grant_endpoints(row)  # its owner proved the origins it reaches (issue 44)
         started = runner.target(row.pk)
         assert started is not None
         assert take_message(row.pk)
@@ -77,6 +79,7 @@ def test_sends_during_a_run_leave_the_run_only_what_is_left_of_the_day(
     with sdk_agent() as running:
         row = ingest(running, owner)
         Agent.objects.filter(pk=row.pk).update(probe_messages=True)
+        grant_endpoints(row)  # its owner proved the origins it reaches (issue 44)
         started = runner.target(row.pk)  # nothing sent today when the run reads the row
         assert started is not None
         assert take_message(row.pk) and take_message(row.pk)  # two Try it sends meanwhile

@@ -21,6 +21,7 @@ from rest_framework.test import APIClient
 from cards import crawling
 from cards.models import Agent
 from tests.live.agents import CARD_HOST_ONLY, LiveAgent, broken_agent, sdk_agent
+from tests.publishers.granted import grant_endpoints
 from tests.tryit.pages import try_page
 
 pytestmark = pytest.mark.django_db
@@ -51,6 +52,8 @@ def ingest(agent: LiveAgent, owner: Any, *, opted_in: bool) -> Agent:
         pk=row.pk
     ).last_error
     agent.log.entries.clear()
+    if owner is not None:
+        grant_endpoints(row)  # its owner proved the origins it reaches (issue 44)
     return Agent.objects.get(pk=row.pk)
 
 
