@@ -15,6 +15,7 @@ from cards.models import Agent, AuditEntry
 from live.report import SKIP, Check
 from tests.factories import agent_from_card, minimal_card
 from tests.live_reports import exchange, failing_method, passing_get, record
+from tests.publishers.granted import grant_endpoints
 
 pytestmark = pytest.mark.django_db
 
@@ -257,6 +258,15 @@ def test_the_admin_turns_message_checks_on_through_the_audited_service(
                 f"{name}-MAX_NUM_FORMS": "1000",
             }
         )
+    # Not while the owner has proven nothing (issue 44): the field says which proof is missing.
+    refused = staff_client.post(url, {**data, "probe_messages": "on"})
+    assert refused.status_code == 200
+    assert "has not proven that they run" in refused.content.decode()
+    agent.refresh_from_db()
+    assert agent.probe_messages is False
+    owner = get_user_model().objects.create_user(username="owner")
+    Agent.objects.filter(pk=agent.pk).update(submitted_by=owner)
+    grant_endpoints(agent)
     response = staff_client.post(url, {**data, "probe_messages": "on"})
     assert response.status_code == 302, response.content.decode()[:2000]
     agent.refresh_from_db()

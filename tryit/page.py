@@ -17,6 +17,7 @@ from django_jsonform.widgets import JSONFormWidget
 
 from cards import moderation
 from cards.models import Agent, Skill, Snapshot
+from live import proofs
 from registry.mediatypes import schema_modes
 from tryit.blocks import Block
 
@@ -74,7 +75,8 @@ def section(request: HttpRequest, agent: Agent) -> dict[str, Any] | None:
 
 def block_section(request: HttpRequest, agent: Agent, blocks: list[Block]) -> dict[str, Any]:
     """What ``tryit/_try_it.html`` shows of ``blocks`` (one skill's, on its "Try it" page)."""
-    send = may_send(request.user, agent)
+    unproven = proofs.missing(agent) if may_send(request.user, agent) else []
+    send = may_send(request.user, agent) and not unproven
     validate_url = reverse("agent-validate-payload", args=[agent.pk])
     send_url = reverse("agent-try", args=[agent.pk]) if send else None
     return {
@@ -83,6 +85,7 @@ def block_section(request: HttpRequest, agent: Agent, blocks: list[Block]) -> di
         # session-authenticated requests); anonymous pages set no cookie.
         "signed_in": bool(getattr(request.user, "is_authenticated", False)),
         "opted_in": bool(agent.probe_messages),
+        "unproven": unproven,  # origins its owner has not proven (issue 44): no Send
         "manager": moderation.can_manage(request.user, agent),
         "blocks": [
             {

@@ -4,19 +4,40 @@ from __future__ import annotations
 
 from typing import Any
 
+from django import forms
 from django.contrib import admin, messages
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.utils.safestring import SafeString
 
-from cards import moderation
+from cards import hooks, moderation
 from cards.admin import actions as bulk
 from cards.admin import displays, inlines
 from cards.admin.filters import ExtensionFilter, SchemaFilter
 from cards.models import Agent, AuditEntry, PinnedKey, Snapshot
+from registry.errors import ProblemError
+
+
+class AgentForm(forms.ModelForm):
+    """Opting in to messages here asks the same guards as the API (issue 44: the owner's proof
+    of every origin the messages reach); a refusal is the field's error, saying what is missing."""
+
+    class Meta:
+        model = Agent
+        fields = "__all__"
+
+    def clean_probe_messages(self) -> bool:
+        wanted = bool(self.cleaned_data.get("probe_messages"))
+        if wanted and not self.instance.probe_messages:
+            try:
+                hooks.guard(None, self.instance, "probe_messages-on")
+            except ProblemError as refusal:
+                raise forms.ValidationError(refusal.detail) from None
+        return wanted
 
 
 @admin.register(Agent)
 class AgentAdmin(admin.ModelAdmin):
+    form = AgentForm
     list_display = [
         "name",
         "url",
@@ -67,7 +88,20 @@ class AgentAdmin(admin.ModelAdmin):
         inlines.AgentEventInline,
     ]
     fieldsets = [
-        (None, {"fields": ["id", "name", "url", "card_url", "submitted_by", "created_at"]}),
+        (
+            None,
+            {
+                "fields": [
+                    "id",
+                    "name",
+                    "url",
+                    "card_url",
+                    "submitted_by",
+                    "publisher_origin",
+                    "created_at",
+                ]
+            },
+        ),
         ("Moderation", {"fields": ["moderation", "moderation_reason", "deleted_at"]}),
         (
             "Latest crawl",

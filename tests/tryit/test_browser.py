@@ -21,6 +21,7 @@ from cards import crawling
 from cards.models import Agent
 from tests.factories import agent_from_card, minimal_card
 from tests.live.agents import sdk_agent
+from tests.publishers.granted import grant_endpoints
 from tests.test_browser import CHROMEDRIVER, CHROMIUM, WAIT_SECONDS, browser
 
 __all__ = ["browser"]  # the fixture, imported to be used here
@@ -200,6 +201,7 @@ def test_the_owner_sends_and_sees_a_completed_task_with_its_output_validated(
             url=running.card_url, card_url=running.card_url, submitted_by=owner, probe_messages=True
         )
         assert crawling.agent_crawl(agent_id=row.pk) == "stored"
+        grant_endpoints(row)  # its owner proved the origins it reaches (issue 44)
         browser.get(f"{live_server.url}/favicon.ico")
         browser.add_cookie({"name": "sessionid", "value": session.cookies["sessionid"].value})
         open_try_it(browser, live_server.url, row)
