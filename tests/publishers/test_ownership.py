@@ -208,3 +208,40 @@ def test_nothing_reaches_an_endpoint_on_an_unproven_word(
     words = " ".join(str(check.get("detail") or "") for check in report["checks"])
     assert f"the owner holds no verified proof of {endpoint_host.origin}" in words
     assert not any(body for body in endpoint_host.bodies if b"message/send" in body)
+
+
+@pytest.mark.parametrize("state", ["approved", "hidden", "rejected", "deleted"])
+def test_a_redirect_to_anothers_card_gives_no_copy_on_submission_or_import(
+    alice: APIClient,
+    bob: APIClient,
+    site: CardServer,
+    django_capture_on_commit_callbacks: Any,
+    state: str,
+) -> None:
+    """Bob's own URLs redirect to Alice's card, whatever state her agent is in: his agents
+    store nothing, and her hidden text shows on no public door."""
+    url = card_on(site, CARD, interface=site.url("/a2a"), name="Alice's secret weather")
+    mine = registered(alice, url, django_capture_on_commit_callbacks)
+    if state == "deleted":
+        assert alice.delete(f"/api/v1/agents/{mine.pk}").status_code == 204
+    elif state != "approved":
+        Agent.objects.filter(pk=mine.pk).update(moderation=state)
+    with running_server("127.0.0.2") as bobs:
+        for path in ("/go", "/import-go"):
+            bobs.serve(path, b"", status=302, headers={"Location": url})
+        with django_capture_on_commit_callbacks(execute=False):
+            submitted = bob.post("/api/v1/agents", {"url": bobs.url("/go")}, format="json")
+        assert submitted.status_code == 202, submitted.content
+        crawl_agent.apply(args=[submitted.json()["id"]]).get()
+        with django_capture_on_commit_callbacks(execute=True):  # the import's task, eager
+            urls = {"urls": [bobs.url("/import-go")]}
+            assert bob.post("/api/v1/imports", urls, format="json").status_code == 202
+        copies = Agent.objects.filter(submitted_by=bob.user)  # type: ignore[attr-defined]
+    assert copies.count() == 2
+    for copy in Agent.objects.filter(submitted_by=bob.user):  # type: ignore[attr-defined]
+        assert copy.latest_snapshot_id is None and copy.last_error_code == "registered-elsewhere"
+        assert str(mine.pk) not in copy.last_error
+    anonymous = APIClient()
+    public = anonymous.get("/api/v1/agents").json()["results"]
+    assert [row["id"] for row in public] == ([str(mine.pk)] if state == "approved" else [])
+    assert "secret" not in anonymous.get("/api/v1/skills").content.decode() or state == "approved"
