@@ -319,15 +319,19 @@ def test_two_accounts_cards_of_thousands_of_interfaces_cost_their_host_little(
     loopback_allowed: None,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """Two accounts each register a card declaring 2,000 interfaces on one host and ask for its
-    live checks, through a real worker: the host receives a few requests, a gap apart, not the
-    thousands it did (2,000 interfaces gave 8,000 requests)."""
+    """Two accounts each register a card declaring 2,000 interfaces on one host (one address,
+    each account's own port: its own origin, which it proved, as a probe needs since issue 44)
+    and ask for its live checks, through a real worker: the host receives a few requests, a gap
+    apart, not the thousands it did (2,000 interfaces gave 8,000 requests)."""
+    from contextlib import ExitStack
+
     from rest_framework.authtoken.models import Token
     from rest_framework.test import APIClient
 
     import tests.workers
     from cards.models import Agent
     from tests.factories import minimal_card
+    from tests.publishers.granted import grant
     from tests.workers import worker_env
 
     monkeypatch.setattr(
@@ -341,23 +345,29 @@ def test_two_accounts_cards_of_thousands_of_interfaces_cost_their_host_little(
         },
     )
     arrivals: list[float] = []
-    with running_server() as host:
-        original = host.httpd.RequestHandlerClass.do_GET
-
-        def counted(handler: Any) -> None:
-            arrivals.append(time.monotonic())
-            original(handler)
-
-        host.httpd.RequestHandlerClass.do_GET = counted  # type: ignore[method-assign]
-        interfaces = [
-            {"url": host.url(f"/a2a/{n}"), "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}
-            for n in range(2000)
-        ]
-        for n in range(2000):
-            host.routes[f"/a2a/{n}"] = _jsonrpc_error
+    with ExitStack() as hosts:
         clients = []
         for name in ("alice", "bob"):
+            host = hosts.enter_context(running_server())  # 127.0.0.1, a port of its own
+            original = host.httpd.RequestHandlerClass.do_GET
+
+            def counted(handler: Any, original: Any = original) -> None:
+                arrivals.append(time.monotonic())
+                original(handler)
+
+            host.httpd.RequestHandlerClass.do_GET = counted  # type: ignore[method-assign]
+            interfaces = [
+                {
+                    "url": host.url(f"/a2a/{n}"),
+                    "protocolBinding": "JSONRPC",
+                    "protocolVersion": "1.0",
+                }
+                for n in range(2000)
+            ]
+            for n in range(2000):
+                host.routes[f"/a2a/{n}"] = _jsonrpc_error
             user = get_user_model().objects.create_user(username=name)
+            grant(user, host.origin)  # each proved its own origin (tests/publishers/granted.py)
             client = APIClient()
             client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=user).key}")
             body = json.dumps(minimal_card(name=name, supportedInterfaces=interfaces)).encode()

@@ -131,6 +131,17 @@ PINNED: dict[str, int] = {
     "accounts/social/login/cancelled/": 0,
     "accounts/social/login/error/": 0,
     "accounts/social/signup/": 0,
+    # An account's own tokens and origins (issue 44): anonymous, a sign-in redirect or a 401.
+    "account/origins": 0,
+    "account/origins/<int:origin_id>/remove": 0,
+    "account/origins/<int:origin_id>/verify": 0,
+    "account/tokens": 0,
+    "account/tokens/<int:token_id>/revoke": 0,
+    "api/v1/origins": 0,
+    "api/v1/origins/<int:origin_id>": 0,
+    "api/v1/origins/<int:origin_id>/verify": 0,
+    "api/v1/tokens": 0,
+    "api/v1/tokens/<int:token_id>": 0,
 }
 
 
