@@ -22,7 +22,7 @@ from rest_framework.views import APIView
 from publishers import origins
 from publishers.models import Origin, OriginEvent
 from publishers.proofs.jwks_key import MAX_JWS_LENGTH
-from registry import limits
+from registry import limits, openapi
 from registry.errors import ProblemError
 from registry.openapi import problems
 from registry.rates import Rate
@@ -32,10 +32,15 @@ RECENT_EVENTS = 20
 HIDDEN_DETAIL = ("by_account", "superseded_account")
 
 
+@extend_schema_field(
+    {**openapi.HTTPS_ORIGIN, "description": "scheme://host[:port], e.g. https://agents.example.com"}
+)
+class OriginField(serializers.CharField):
+    """An origin as text; the document states the https form it promises to take."""
+
+
 class ClaimSerializer(serializers.Serializer):
-    origin = serializers.CharField(
-        max_length=300, help_text="scheme://host[:port], such as https://agents.example.com."
-    )
+    origin = OriginField(max_length=300)
 
 
 class VerifySerializer(serializers.Serializer):

@@ -62,16 +62,30 @@ CREATE_BODY: dict[str, Any] = {
     "type": "object",
     "required": ["name", "scope"],
     "properties": {
-        "name": {"type": "string", "minLength": 1, "maxLength": tokens.NAME_MAX},
+        "name": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": tokens.NAME_MAX,
+            "pattern": "^[^\\x00-\\x1f\\x7f]*[^\\x00-\\x20\\x7f][^\\x00-\\x1f\\x7f]*$",
+        },
         "scope": {"type": "string", "enum": ["read", "publish", "agent"]},
         "agent": {
             "type": "string",
             "format": "uuid",
             "description": "With scope agent: the agent (one this account manages).",
         },
-        "expires_in_days": {"type": "integer", "minimum": 1, "maximum": tokens.MAX_DAYS},
-        "expires_at": {"type": "string", "format": "date-time"},
+        "expires_in_days": {
+            "type": "integer",
+            "minimum": 1,
+            "maximum": tokens.MAX_DAYS,
+            "description": "Days until it expires; without it, the token never expires.",
+        },
     },
+    # A token with scope agent names its agent; no other token names one.
+    "oneOf": [
+        {"properties": {"scope": {"enum": ["read", "publish"]}}, "not": {"required": ["agent"]}},
+        {"properties": {"scope": {"enum": ["agent"]}}, "required": ["agent"]},
+    ],
     "additionalProperties": False,
 }
 CREATE_FIELDS = set(CREATE_BODY["properties"])
@@ -112,8 +126,9 @@ class TokenListCreateView(APIView):
     @extend_schema(
         operation_id="tokens_create",
         description="Make a token. The answer carries it in `token`, this once: the registry "
-        "keeps only its SHA-256. `scope`: read, publish, or agent (with `agent`); expiry: "
-        "`expires_in_days` or `expires_at`, or neither for a token that never expires. A token "
+        "keeps only its SHA-256. `scope`: read, publish, or agent (with `agent`: one the account "
+        "manages, else a 404); expiry: `expires_in_days`, or none for a token that never "
+        "expires. A token "
         "may not make one broader or longer-lived than itself.",
         request=None,
         extensions=openapi.body(CREATE_BODY),
@@ -132,9 +147,16 @@ class TokenListCreateView(APIView):
                 scope=body.get("scope"),
                 agent_id=body.get("agent"),
                 expires_in_days=body.get("expires_in_days"),
-                expires_at=body.get("expires_at"),
                 by=by,
             )
+        except tokens.TooMany as full:
+            raise ProblemError(
+                status=409, slug="too-many-tokens", title="Too many tokens", detail=str(full)
+            ) from None
+        except tokens.NoSuchAgent as missing:
+            raise ProblemError(
+                status=404, slug="no-such-agent", title="No such agent", detail=str(missing)
+            ) from None
         except tokens.Invalid as invalid:
             raise _invalid(invalid.field, invalid.message) from None
         issued.token.secret_once = issued.secret  # type: ignore[attr-defined]

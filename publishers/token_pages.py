@@ -61,6 +61,9 @@ class TokenForm(forms.Form):
                 agent_id=str(agent.pk) if agent is not None and scope == "agent" else None,
                 expires_in_days=None if expiry == "never" else int(expiry),
             )
+        except (tokens.TooMany, tokens.NoSuchAgent) as refused:
+            self.add_error(None, str(refused))
+            return None
         except tokens.Invalid as invalid:
             field = invalid.field if invalid.field in self.fields else None
             if invalid.field == "expires_in_days":

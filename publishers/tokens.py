@@ -63,6 +63,14 @@ class Invalid(Exception):
         self.message = message
 
 
+class TooMany(Exception):
+    """The account holds as many live tokens as it may."""
+
+
+class NoSuchAgent(Exception):
+    """The agent named for a token with scope agent is none the account manages."""
+
+
 @dataclass(frozen=True)
 class Issued:
     """A token just made: the row, and the secret, which is never available again."""
@@ -116,32 +124,14 @@ def manageable_agents(account: Any) -> QuerySet[Agent]:
     )
 
 
-def _expiry(expires_in_days: Any, expires_at: Any, now: datetime) -> datetime | None:
-    if expires_in_days is not None and expires_at is not None:
-        raise Invalid("expires_at", "Give expires_in_days or expires_at, not both.")
-    if expires_in_days is not None:
-        if isinstance(expires_in_days, bool) or not isinstance(expires_in_days, int):
-            raise Invalid("expires_in_days", "expires_in_days must be a whole number of days.")
-        if not 1 <= expires_in_days <= MAX_DAYS:
-            raise Invalid("expires_in_days", f"expires_in_days must be 1 to {MAX_DAYS}.")
-        return now + timedelta(days=expires_in_days)
-    if expires_at is None:
+def _expiry(expires_in_days: Any, now: datetime) -> datetime | None:
+    if expires_in_days is None:
         return None
-    when = expires_at
-    if isinstance(when, str):
-        try:
-            when = datetime.fromisoformat(when.replace("Z", "+00:00"))
-        except ValueError:
-            when = None
-    if not isinstance(when, datetime):
-        raise Invalid("expires_at", "expires_at must be a date and time (ISO 8601).")
-    if timezone.is_naive(when):
-        raise Invalid("expires_at", "expires_at must name its time zone (e.g. a final Z).")
-    if when <= now:
-        raise Invalid("expires_at", "expires_at must be in the future.")
-    if when > now + timedelta(days=MAX_DAYS):
-        raise Invalid("expires_at", f"expires_at may be at most {MAX_DAYS} days away.")
-    return when
+    if isinstance(expires_in_days, bool) or not isinstance(expires_in_days, int):
+        raise Invalid("expires_in_days", "expires_in_days must be a whole number of days.")
+    if not 1 <= expires_in_days <= MAX_DAYS:
+        raise Invalid("expires_in_days", f"expires_in_days must be 1 to {MAX_DAYS}.")
+    return now + timedelta(days=expires_in_days)
 
 
 def _covers(parent: PublisherToken, scope: str, agent: Agent | None) -> bool:
@@ -160,7 +150,6 @@ def issue(
     scope: Any,
     agent_id: Any = None,
     expires_in_days: Any = None,
-    expires_at: Any = None,
     by: PublisherToken | None = None,
 ) -> Issued:
     """Make a token for ``account``. ``by`` is the publisher token the request came with, if
@@ -171,6 +160,8 @@ def issue(
     name = name.strip()
     if len(name) > NAME_MAX:
         raise Invalid("name", f"The name may be at most {NAME_MAX} characters.")
+    if any(ord(ch) < 0x20 or ord(ch) == 0x7F for ch in name):
+        raise Invalid("name", "The name may not hold control characters (NUL, line breaks...).")
     if scope not in Scope.values:
         raise Invalid("scope", "scope must be one of: read, publish, agent.")
     agent = None
@@ -180,21 +171,24 @@ def issue(
         key = _uuid(agent_id)
         agent = Agent.objects.filter(pk=key, deleted_at__isnull=True).first() if key else None
         if agent is None or not moderation.can_manage(account, agent):
-            raise Invalid("agent", "A token may be scoped only to an agent this account manages.")
+            raise NoSuchAgent(
+                "No agent this account manages has this id: a token may be scoped only to one "
+                "of the account's own agents."
+            )
     elif agent_id is not None:
         raise Invalid("agent", "Only a token with scope agent names an agent.")
-    expiry = _expiry(expires_in_days, expires_at, now)
+    expiry = _expiry(expires_in_days, now)
     if by is not None:
         if not _covers(by, scope, agent):
             raise Invalid("scope", "A token cannot make a token broader than itself.")
         if by.expires_at is not None and (expiry is None or expiry > by.expires_at):
             raise Invalid(
-                "expires_at",
+                "expires_in_days",
                 "A token cannot make a token that outlives it: this one expires at "
                 f"{by.expires_at.isoformat()}.",
             )
     if live(account, now).count() >= MAX_ACTIVE:
-        raise Invalid("", f"An account may hold {MAX_ACTIVE} live tokens; revoke one first.")
+        raise TooMany(f"An account may hold {MAX_ACTIVE} live tokens; revoke one first.")
     secret = PREFIX + secrets.token_urlsafe(32)
     token = PublisherToken.objects.create(
         account=account,

@@ -208,6 +208,13 @@ HTTP_URL = {
     # Path: printable ASCII but the backslash and the percent sign (no escapes to get wrong).
     "pattern": f"^https://({_LABEL}\\.){{1,4}}[A-Za-z]{{2,20}}(/[!-$&-\\[\\]-~]*)?$",
 }
+# What the document promises of an origin a publisher claims: https and a DNS name, nothing
+# after the host (the server also takes http and IP hosts where the fetch policy allows them).
+HTTPS_ORIGIN = {
+    "type": "string",
+    "maxLength": 300,
+    "pattern": f"^https://({_LABEL}\\.){{1,4}}[A-Za-z]{{2,20}}/?$",
+}
 # A media type as the search parameters take it (RFC 9110 tokens, at most one parameter).
 _TOKEN = "[!#$%&'*+.^_`|~0-9A-Za-z-]+"
 _QUOTED = "[ !#-\\[\\]-~]"  # printable ASCII but the quote and the backslash

@@ -151,7 +151,11 @@ def _populate() -> tuple[dict[str, str], dict[str, dict[str, str]], dict[str, st
         # feed may tell anyone else of it (docs/api.md, "Incremental sync").
         Agent.objects.filter(pk=agent.pk).update(ever_public=False)
         canaries[state] = row(Agent.objects.get(pk=agent.pk))
-    return row(public), canaries, tokens
+    # Alice's claim of her agent's origin (issue 44): the origin doors' path parameter.
+    from publishers.models import Origin
+
+    claim = Origin.objects.create(account=alice, origin="https://public.doors.example")
+    return {**row(public), "origin_id": str(claim.pk)}, canaries, tokens
 
 
 @pytest.fixture(scope="module")
@@ -281,6 +285,7 @@ def fill(route: str, world: World, override: str | None = None) -> str:
         "name": "Door",
         "hex": "0" * 64,
         "rest": "nowhere",
+        "origin_id": world.public.get("origin_id", "1"),
     }
 
     def value(match: re.Match[str]) -> str:
@@ -598,6 +603,17 @@ ENDPOINTS = [
         "v1-submit", "/api/v1/agents", {"url": "https://submit.doors.example/card"}, "bob", ok=False
     ),  # the URL cannot be fetched: a 422 that names the failure  # fmt: skip
     Endpoint("v1-recrawl", "/api/v1/agents/{pk}/recrawl", {}, "alice", strict=False),
+    # An account's own tokens and origins (issue 44). A verification fetches the challenge (no
+    # such host here) and is rate-limited per account: its answer may be either.
+    Endpoint("v1-tokens", "/api/v1/tokens", {"name": "door", "scope": "read"}, "alice"),
+    Endpoint("v1-origins", "/api/v1/origins", {"origin": "https://door.doors.example"}, "bob"),
+    Endpoint(
+        "v1-origin-verify",
+        "/api/v1/origins/{origin_id}/verify",
+        {"method": "dns"},
+        "alice",
+        ok=False,
+    ),  # fmt: skip
     # The live checks now (reads no body); within the cooldown a 429 problem: any answer < 500.
     Endpoint("v1-probe", "/api/v1/agents/{pk}/probe", {}, "alice", ok=False, strict=False),
     # A "Try it" send (tryit/): the world's agent is not opted in to messages, so a 403 problem.
@@ -948,6 +964,7 @@ def test_hostile_json_bodies(
 ) -> None:
     variant = next(v for v in variants(endpoint, world) if v.label == label)
     path = endpoint.path.replace("{pk}", world.public["pk"])
+    path = path.replace("{origin_id}", world.public["origin_id"])
     headers = {"Content-Type": variant.content_type} if variant.content_type else {}
     if endpoint.path == "/mcp":
         headers.update(MCP_HEADERS)

@@ -15,7 +15,8 @@ from cards.catalogue.views import fixed_file
 
 ROBOTS_TXT = """\
 # The catalogue's pages (/ and /agents/<id>) are for people and search engines.
-# The API, the protocol doors (ARD, MCP, A2A) and the admin are for programs and curators:
+# The API, the protocol doors (ARD, MCP, A2A), the admin and the accounts' own pages (sign-in,
+# tokens, origins) are for programs, curators and publishers:
 # every search there is work for the registry, and their answers are not pages to index.
 # Searches on the home page (/?q=..., facet and page links) combine without end: each is a
 # search too, and every agent they find has its own page (no catalogue page needs a query).
@@ -29,6 +30,8 @@ Disallow: /ard/
 Disallow: /mcp
 Disallow: /a2a
 Disallow: /my-agents
+Disallow: /accounts/
+Disallow: /account/
 """
 
 

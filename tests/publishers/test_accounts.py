@@ -522,3 +522,20 @@ def test_make_run_prints_the_confirmation_link(tmp_path: Path) -> None:
         finally:
             server.terminate()
             server.wait(timeout=10)
+
+
+def test_an_smtp_server_that_is_down_is_not_a_server_error(settings: Any) -> None:
+    """Production without a reachable mail server: the sign-up is kept and the reader is told
+    the e-mail could not be sent (not a 500); the confirmation can be asked for again."""
+    settings.EMAIL_BACKEND = "django.core.mail.backends.smtp.EmailBackend"
+    settings.EMAIL_HOST, settings.EMAIL_PORT, settings.EMAIL_TIMEOUT = "127.0.0.1", _free_port(), 2
+    visitor = Client()
+    answer = visitor.post(
+        "/accounts/signup/",
+        {"email": "dora@publishers.example", "username": "dora", "password1": PASSWORD,
+         "password2": PASSWORD},
+        follow=True,
+    )  # fmt: skip
+    assert answer.status_code == 200
+    assert "could not be sent just now" in answer.content.decode()
+    assert get_user_model().objects.filter(username="dora").exists()
