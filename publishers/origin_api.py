@@ -43,9 +43,18 @@ class ClaimSerializer(serializers.Serializer):
     origin = OriginField(max_length=300)
 
 
+class TextField(serializers.CharField):
+    """A string and nothing else: DRF's CharField would take a number as its digits."""
+
+    def to_internal_value(self, data: Any) -> str:
+        if not isinstance(data, str):
+            self.fail("invalid")
+        return str(super().to_internal_value(data))
+
+
 class VerifySerializer(serializers.Serializer):
     method = serializers.ChoiceField(choices=origins.METHODS)
-    jws = serializers.CharField(
+    jws = TextField(
         required=False,
         max_length=MAX_JWS_LENGTH,
         help_text="jwks only: a compact JWS over the payload of the jwks challenge.",

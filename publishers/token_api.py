@@ -131,7 +131,15 @@ class TokenListCreateView(APIView):
         "expires. A token "
         "may not make one broader or longer-lived than itself.",
         request=None,
-        extensions=openapi.body(CREATE_BODY),
+        extensions={
+            **openapi.body(CREATE_BODY),
+            **openapi.problems(
+                {
+                    "404": "The agent named is none this account manages.",
+                    "409": "The account holds as many live tokens as it may (100).",
+                }
+            ),
+        },
         responses={201: NewTokenSerializer},
     )
     def post(self, request: Request) -> Response:
