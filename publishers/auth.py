@@ -7,7 +7,8 @@ operator's keys (registry.auth.TokenOrBearerAuthentication) are tried next, unch
 An unknown, expired or revoked token is a 401 saying which. The token's scope is enforced here,
 in the authentication step, because every DRF view goes through it whatever permission
 classes it sets (live/api.py, tryit/api.py set their own): a request its scope does not cover
-is a 403 problem ``token-scope`` saying what the token may do. Without a view (the rate
+is a 403 problem ``token-scope`` saying what the token may do (scope origin, the CI tokens of
+trusted publishing: publishers/origin_scope.py, which may read the body). Without a view (the rate
 limiter of registry/limits.py asks who a request is before any view runs) only the token's
 validity is checked.
 """
@@ -21,7 +22,7 @@ from rest_framework.authentication import BaseAuthentication, get_authorization_
 from rest_framework.exceptions import AuthenticationFailed, PermissionDenied
 from rest_framework.request import Request
 
-from publishers import tokens
+from publishers import origin_scope, tokens
 from publishers.models import PublisherToken
 from registry.errors import ProblemError
 
@@ -37,6 +38,8 @@ class ScopeRefused(ProblemError, PermissionDenied):  # type: ignore[misc]  # det
         extra: dict[str, Any] = {"token_scope": token.scope}
         if token.agent_id is not None:
             extra["token_agent"] = str(token.agent_id)
+        if token.origin is not None:
+            extra["token_origin"] = token.origin.origin
         super().__init__(
             status=403,
             slug="token-scope",
@@ -83,12 +86,15 @@ class PublisherTokenAuthentication(BaseAuthentication):
         context = getattr(request, "parser_context", None) or {}
         if context.get("view") is not None:
             match = getattr(getattr(request, "_request", None), "resolver_match", None)
-            refusal = tokens.scope_refusal(
-                token,
-                method=request.method or "GET",
-                kwargs=context.get("kwargs") or {},
-                route=getattr(match, "url_name", None),
-            )
+            method = request.method or "GET"
+            kwargs = context.get("kwargs") or {}
+            route = getattr(match, "url_name", None)
+            if token.scope == PublisherToken.Scope.ORIGIN:  # a CI publish token: one origin
+                refusal = origin_scope.refusal(
+                    token, request, method=method, kwargs=kwargs, route=route
+                )
+            else:
+                refusal = tokens.scope_refusal(token, method=method, kwargs=kwargs, route=route)
             if refusal is not None:
                 raise ScopeRefused(refusal, token)
         return (token.account, token)

@@ -88,6 +88,9 @@ class OriginEvent(models.Model):
         SUPERSEDED = "superseded"
         REMOVED = "removed"
         AGENTS_MOVED = "agents-moved"
+        TRUSTED_PUBLISHER_ADDED = "trusted-publisher-added"
+        TRUSTED_PUBLISHER_REMOVED = "trusted-publisher-removed"
+        CI_EXCHANGE = "ci-exchange"
 
     origin = models.ForeignKey(
         Origin, null=True, blank=True, on_delete=models.SET_NULL, related_name="events"
@@ -96,7 +99,7 @@ class OriginEvent(models.Model):
     account = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
-    action = models.CharField(max_length=16, choices=Action.choices)
+    action = models.CharField(max_length=32, choices=Action.choices)
     method = models.CharField(max_length=8, blank=True)
     detail = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
@@ -115,6 +118,7 @@ class PublisherToken(models.Model):
         READ = "read", "read: reads only"
         PUBLISH = "publish", "publish: submit and manage the account's agents"
         AGENT = "agent", "one agent: manage that agent only"
+        ORIGIN = "origin", "one origin: submit and manage its agents (CI, trusted publishing)"
 
     account = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="publisher_tokens"
@@ -125,6 +129,14 @@ class PublisherToken(models.Model):
     scope = models.CharField(max_length=8, choices=Scope.choices, default=Scope.PUBLISH)
     agent = models.ForeignKey(
         "cards.Agent", null=True, blank=True, on_delete=models.CASCADE, related_name="+"
+    )
+    origin = models.ForeignKey(
+        Origin,
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="+",
+        help_text="With scope origin: the origin whose agents the token covers.",
     )
     expires_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
@@ -137,8 +149,62 @@ class PublisherToken(models.Model):
             models.CheckConstraint(
                 condition=Q(scope="agent", agent__isnull=False) | ~Q(scope="agent"),
                 name="token_agent_scope_names_agent",
-            )
+            ),
+            models.CheckConstraint(
+                condition=Q(scope="origin", origin__isnull=False, expires_at__isnull=False)
+                | (~Q(scope="origin") & Q(origin__isnull=True)),
+                name="token_origin_scope_names_origin",
+            ),
         ]
 
     def __str__(self) -> str:
         return f"{self.name} ({self.prefix}…)"
+
+
+class TrustedPublisher(models.Model):
+    """A CI workflow the owner of a verified origin trusts to publish its agents (issue 45 §1).
+
+    A job whose OIDC ID token comes from ``issuer`` with these claims exchanges it for a short
+    publish token of scope origin (publishers/trusted_publishing.py). ``repository`` is GitHub's
+    ``repository`` claim (``owner/repo``) or GitLab's ``project_path``; ``workflow`` the path
+    of the workflow file in it (``.github/workflows/release.yml``, or ``.gitlab-ci.yml``);
+    ``environment``, when set, must be the job's deployment environment.
+    """
+
+    origin = models.ForeignKey(Origin, on_delete=models.CASCADE, related_name="trusted_publishers")
+    issuer = models.CharField(max_length=300)
+    repository = models.CharField(max_length=200)
+    workflow = models.CharField(max_length=300)
+    environment = models.CharField(max_length=200, blank=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["created_at", "id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["origin", "issuer", "repository", "workflow", "environment"],
+                name="trusted_publisher_once",
+            )
+        ]
+        indexes = [models.Index(fields=["issuer", "repository"], name="trusted_issuer_repo")]
+
+    def __str__(self) -> str:
+        return f"{self.repository} {self.workflow} -> {self.origin.origin}"
+
+
+class UsedTokenId(models.Model):
+    """The ``jti`` of every OIDC ID token exchanged, kept until the token expires: a token is
+    exchanged once (a replay is refused). Rows past ``expires_at`` are pruned on each use."""
+
+    issuer = models.CharField(max_length=300)
+    jti = models.CharField(max_length=200)
+    expires_at = models.DateTimeField(db_index=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["issuer", "jti"], name="used_token_id_once")]
+
+    def __str__(self) -> str:
+        return f"{self.issuer} {self.jti}"

@@ -32,7 +32,9 @@ class AgentChoice(forms.ModelChoiceField):
 
 class TokenForm(forms.Form):
     name = forms.CharField(max_length=tokens.NAME_MAX, help_text="What the token is for.")
-    scope = forms.ChoiceField(choices=PublisherToken.Scope.choices, initial="publish")
+    scope = forms.ChoiceField(  # scope origin is minted by trusted publishing only
+        choices=[c for c in PublisherToken.Scope.choices if c[0] != "origin"], initial="publish"
+    )
     agent = AgentChoice(
         queryset=Agent.objects.none(),
         required=False,

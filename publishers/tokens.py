@@ -162,7 +162,7 @@ def issue(
         raise Invalid("name", f"The name may be at most {NAME_MAX} characters.")
     if any(ord(ch) < 0x20 or ord(ch) == 0x7F for ch in name):
         raise Invalid("name", "The name may not hold control characters (NUL, line breaks...).")
-    if scope not in Scope.values:
+    if scope not in Scope.values or scope == Scope.ORIGIN:  # origin: trusted publishing's own
         raise Invalid("scope", "scope must be one of: read, publish, agent.")
     agent = None
     if scope == Scope.AGENT:
@@ -221,7 +221,7 @@ def authenticate(secret: str) -> PublisherToken:
     """The live token whose secret this is, its account loaded; raises :class:`Refused`."""
     digest = digest_of(secret)
     token = (
-        PublisherToken.objects.select_related("account").filter(digest=digest).first()
+        PublisherToken.objects.select_related("account", "origin").filter(digest=digest).first()
         if is_ours(secret)
         else None
     )

@@ -92,6 +92,14 @@ IMPORT_ITEMS = Counter(
     "URLs of import jobs finished, by outcome (crawled, invalid, failed).",
     ["outcome"],
 )
+TRUSTED_EXCHANGES = Counter(
+    "registry_trusted_exchanges_total",
+    "CI ID tokens exchanged for a publish token (trusted publishing), by outcome (ok, refused) "
+    "and reason (ok, or the check that failed: malformed, issuer-not-allowed, "
+    "issuer-unreachable, unknown-key, bad-signature, wrong-audience, expired, not-yet-valid, "
+    "missing-claim, replayed, no-match, ambiguous, origin-not-verified).",
+    ["outcome", "reason"],
+)
 # One sample per live process (``liveall``): the exposition derives the node's snapshot age
 # from the oldest of them, leaving out 0, a process that serves no snapshot.
 VECTOR_SNAPSHOT_BUILT = Gauge(

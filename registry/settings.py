@@ -525,6 +525,29 @@ for _server in env_list("REGISTRY_DNS_NAMESERVERS", []):
         raise ConfigError(f"REGISTRY_DNS_NAMESERVERS: {_port} is not a valid port")
     REGISTRY_DNS_NAMESERVERS.append((_host, int(_port)))
 REGISTRY_DNS_TIMEOUT_SECONDS = env_float("REGISTRY_DNS_TIMEOUT_SECONDS", 5.0)
+# --- Trusted publishing (issue 45; docs/publishing-from-ci.md, "Trusted publishers") --------
+# The OIDC issuers whose CI ID tokens may be exchanged for a publish token, comma-separated.
+REGISTRY_TRUSTED_ISSUERS = [
+    _issuer.rstrip("/")
+    for _issuer in env_list(
+        "REGISTRY_TRUSTED_ISSUERS",
+        ["https://token.actions.githubusercontent.com", "https://gitlab.com"],
+    )
+]
+# The audience a CI job asks its ID token for (GitHub: getIDToken(audience); GitLab: id_tokens aud).
+REGISTRY_TRUSTED_PUBLISHING_AUDIENCE = env_str(
+    "REGISTRY_TRUSTED_PUBLISHING_AUDIENCE", "a2a-registry"
+)
+# How long the publish token an exchange mints lasts.
+REGISTRY_TRUSTED_PUBLISH_TOKEN_MINUTES = env_int(
+    "REGISTRY_TRUSTED_PUBLISH_TOKEN_MINUTES", 15, minimum=1
+)
+# Exchanges per client address (each may make the registry fetch the issuer's keys).
+REGISTRY_TRUSTED_EXCHANGE_RATE = env_str("REGISTRY_TRUSTED_EXCHANGE_RATE", "60/hour")
+try:
+    Rate.parse(REGISTRY_TRUSTED_EXCHANGE_RATE)
+except ValueError as _exc:
+    raise ConfigError(f"REGISTRY_TRUSTED_EXCHANGE_RATE: {_exc}") from None
 
 CELERY_BEAT_SCHEDULE = {
     "sweep-due-crawls": {"task": "cards.sweep_due", "schedule": REGISTRY_SWEEP_INTERVAL_SECONDS},

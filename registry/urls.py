@@ -10,7 +10,7 @@ from cards import catalogue
 from cards.attestation_views import jwks_view
 from cards.badge_views import badge_view
 from live.api import AgentProbeView
-from publishers import origin_urls, token_urls
+from publishers import origin_urls, token_urls, trusted_urls
 from registry import health
 from registry.login_throttle import ThrottledAdminLoginForm
 from registry.metrics_view import metrics_view
@@ -58,6 +58,7 @@ urlpatterns = [
     path("api/v1/agents/<uuid:pk>/try", AgentTryView.as_view(), name="agent-try"),
     path("api/v1/", include(token_urls.api_urlpatterns)),
     path("api/v1/", include(origin_urls.api_urlpatterns)),
+    path("api/v1/", include(trusted_urls.api_urlpatterns)),
     path("api/v1/", include("cards.api.urls")),
     path("api/v1/", include("schemas_app.api_urls")),
     path("api/schema", SpectacularAPIView.as_view(), name="openapi-schema"),

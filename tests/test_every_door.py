@@ -614,6 +614,18 @@ ENDPOINTS = [
         "alice",
         ok=False,
     ),  # fmt: skip
+    # Trusted publishing (issue 45): Alice's origin is not verified (a 403 problem), and a
+    # token that is no ID token is a 401 problem.
+    Endpoint(
+        "v1-trusted-publishers",
+        "/api/v1/origins/{origin_id}/trusted-publishers",
+        {"issuer": "https://gitlab.com", "repository": "a/b", "workflow": ".gitlab-ci.yml"},
+        "alice",
+        ok=False,
+    ),  # fmt: skip
+    Endpoint(
+        "v1-trusted-exchange", "/api/v1/trusted-publishing/exchange", {"token": "x"}, ok=False
+    ),
     # The live checks now (reads no body); within the cooldown a 429 problem: any answer < 500.
     Endpoint("v1-probe", "/api/v1/agents/{pk}/probe", {}, "alice", ok=False, strict=False),
     # A "Try it" send (tryit/): the world's agent is not opted in to messages, so a 403 problem.

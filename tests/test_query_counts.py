@@ -140,6 +140,10 @@ PINNED: dict[str, int] = {
     "api/v1/origins": 0,
     "api/v1/origins/<int:origin_id>": 0,
     "api/v1/origins/<int:origin_id>/verify": 0,
+    # Trusted publishing (issue 45): an origin's trusted publishers, and the exchange.
+    "api/v1/origins/<int:origin_id>/trusted-publishers": 0,
+    "api/v1/origins/<int:origin_id>/trusted-publishers/<int:publisher_id>": 0,
+    "api/v1/trusted-publishing/exchange": 0,
     "api/v1/tokens": 0,
     "api/v1/tokens/<int:token_id>": 0,
 }

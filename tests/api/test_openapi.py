@@ -57,6 +57,10 @@ def test_security_reads_the_right_way_round(client: Any) -> None:
         "GET /api/v1/origins/{origin_id}",
         "DELETE /api/v1/origins/{origin_id}",
         "POST /api/v1/origins/{origin_id}/verify",
+        # Trusted publishing (issue 45); the exchange itself is anonymous.
+        "GET /api/v1/origins/{origin_id}/trusted-publishers",
+        "POST /api/v1/origins/{origin_id}/trusted-publishers",
+        "DELETE /api/v1/origins/{origin_id}/trusted-publishers/{publisher_id}",
     }
     anonymous = APIClient()
     some = "00000000-0000-4000-8000-000000000000"

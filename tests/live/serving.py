@@ -116,3 +116,17 @@ def serving(app_for: Callable[[str], ASGIApp], host: str = "127.0.0.1") -> Itera
             server.force_exit = True
             thread.join(5)
         sock.close()
+
+
+def with_files(agent: ASGIApp, files: dict[str, bytes]) -> ASGIApp:
+    """``agent``, also answering each path of ``files`` (read at each request, so files added
+    later are served) with its bytes as text/plain: a proof's challenge, for one."""
+    from starlette.responses import Response
+
+    async def app(scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and scope["path"] in files:
+            await Response(files[scope["path"]], media_type="text/plain")(scope, receive, send)
+            return
+        await agent(scope, receive, send)
+
+    return app

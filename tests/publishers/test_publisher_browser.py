@@ -31,14 +31,13 @@ import pytest
 from allauth.mfa.models import Authenticator
 from django.contrib.auth import get_user_model
 from django.core import mail
-from starlette.responses import Response
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp
 
 from cards.models import Agent
 from publishers.models import Origin, PublisherToken
 from tests.live.cards import CARD_PATH
 from tests.live.sdk_agent import sdk_app
-from tests.live.serving import RequestLog, serving
+from tests.live.serving import RequestLog, serving, with_files
 from tests.test_browser import CHROMEDRIVER, CHROMIUM, WAIT_SECONDS, browser
 
 __all__ = ["browser"]  # the fixture, imported to be used here
@@ -80,14 +79,7 @@ def provable_agent() -> Iterator[ProvableAgent]:
 
     def app_for(origin: str) -> ASGIApp:
         agent = log.middleware(sdk_app(origin, version="1.0", received=received))
-
-        async def app(scope: Scope, receive: Receive, send: Send) -> None:
-            if scope["type"] == "http" and scope["path"] in files:
-                await Response(files[scope["path"]], media_type="text/plain")(scope, receive, send)
-                return
-            await agent(scope, receive, send)
-
-        return app
+        return with_files(agent, files)
 
     with serving(app_for) as origin:
         yield ProvableAgent(origin, log, received, files)
