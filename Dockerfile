@@ -15,6 +15,8 @@ EXPOSE 8000
 # Metrics (docs/operations.md): every process of a container writes its series to its own files
 # here and a scrape adds them up; the entrypoint empties the directory, then runs the command.
 ENV PROMETHEUS_MULTIPROC_DIR=/tmp/registry-metrics
+# granian's own lines in REGISTRY_LOG_FORMAT (granian_logging.py; docs/operations.md, "Logs").
+ENV GRANIAN_LOG_CONFIG=/app/granian-logging.json
 ENTRYPOINT ["python", "-m", "registry.metrics_dir"]
 # HTTP in Rust (granian), Django's WSGI application on 4 threads per worker, each request read in
 # full before a thread runs it (registry/rsgi.py; measured in docs/benchmarks.md, "Serving").

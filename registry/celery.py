@@ -8,7 +8,10 @@ from typing import Any
 from celery import Celery
 from celery.signals import task_prerun
 
-from registry import metrics_worker  # noqa: F401 - connects the worker's metrics signals
+from registry import (
+    heartbeat_celery,
+    metrics_worker,  # noqa: F401 - connects the worker's metrics signals
+)
 from registry.logs import task_signals
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "registry.settings")
@@ -20,6 +23,8 @@ app.config_from_object("django.conf:settings", namespace="CELERY")
 # before each task the way Django does between requests (below).
 app.conf.update(CELERY_DB_REUSE_MAX=1_000_000)
 app.autodiscover_tasks()
+# The worker and the beat write heartbeats an orchestrator checks (registry/heartbeat.py).
+heartbeat_celery.install(app)
 # The web request's id goes along with the tasks it queues; each task's lines say which
 # (registry/logs/task_signals.py).
 task_signals.connect()

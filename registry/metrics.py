@@ -73,7 +73,7 @@ SEARCH_DURATION = Histogram(
 LIMITER_REFUSALS = Counter(
     "registry_limiter_refusals_total",
     "Requests refused by a rate limit, by the limit's name (anon, validate-url, submissions, "
-    "login).",
+    "login, trusted-exchange, origin-verify).",
     ["limit"],
 )
 SCHEMA_BUDGETS_EXHAUSTED = Counter(
@@ -108,6 +108,98 @@ VECTOR_SNAPSHOT_BUILT = Gauge(
     "none: every vector is read from the database).",
     multiprocess_mode="liveall",
 )
+
+# --- Celery tasks (registry/metrics_tasks.py counts them from Celery's signals) --------------
+# A task runs from a second (a crawl) to minutes (the vector snapshot, an import's list).
+TASK_BUCKETS = (0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0, 900.0)
+TASKS = Counter(
+    "registry_tasks_total",
+    "Celery tasks run by this node's workers, by task name (the registry's own, else other) "
+    "and outcome (succeeded, failed, retried).",
+    ["task", "outcome"],
+)
+TASK_DURATION = Histogram(
+    "registry_task_duration_seconds",
+    "Wall time of one Celery task run, whatever its outcome, by task name.",
+    ["task"],
+    buckets=TASK_BUCKETS,
+)
+# The latest time any process wrote agents' vectors (an embedding task that embedded some):
+# a snapshot built before it is behind (the RegistryVectorSnapshotStale rule).
+VECTORS_WRITTEN = Gauge(
+    "registry_vectors_written_timestamp_seconds",
+    "When an embedding task last wrote agents' vectors (Unix time); absent until one has "
+    "since the node started.",
+    multiprocess_mode="max",
+)
+
+# --- label sets made at 0 ---------------------------------------------------------------------
+# A labelled counter has no series until its first increment, and then appears at 1: rate()
+# and increase() see no change from an absent series, so the first event after a restart was
+# missed. Every closed label set below is made at 0 when a process starts serving: each web
+# process as it loads its middleware (registry/metrics_requests.py), each Celery child as it
+# starts (registry/metrics_tasks.py); not at import, which would write files into the node's
+# directory before it is emptied.
+CRAWL_OUTCOMES = (
+    "stored",
+    "unchanged",
+    "not-modified",
+    "manifest",
+    "inline",
+    "error",
+    "transient-error",
+    "timeout",
+    "exception",
+    "missing",
+)
+SEARCH_DOORS = ("rest", "catalogue", "ard", "mcp", "a2a")
+SEARCH_MODES = ("semantic", "lexical")
+LIMITS = ("anon", "validate-url", "submissions", "login", "trusted-exchange", "origin-verify")
+TASK_OUTCOMES = ("succeeded", "failed", "retried")
+TRUSTED_REFUSALS = (
+    "malformed",
+    "issuer-not-allowed",
+    "issuer-unreachable",
+    "unknown-key",
+    "bad-signature",
+    "wrong-audience",
+    "expired",
+    "not-yet-valid",
+    "missing-claim",
+    "replayed",
+    "no-match",
+    "ambiguous",
+    "origin-not-verified",
+)
+
+
+def init_label_sets(task_names: tuple[str, ...] = ()) -> None:
+    """Make every closed label set of the registry's counters exist at 0 in this process
+    (``task_names``: the tasks a worker runs). ``inc(0)`` writes the value, so a process
+    forked after its parent made them makes its own (multiprocess mode)."""
+    for outcome in CRAWL_OUTCOMES:
+        CRAWLS.labels(outcome=outcome).inc(0)
+    for outcome in ("pass", "fail", "not-checked"):
+        LIVE_RUNS.labels(outcome=outcome).inc(0)
+    for door in SEARCH_DOORS:
+        SEARCH_DURATION.labels(door=door)
+        for mode in SEARCH_MODES:
+            SEARCHES.labels(door=door, mode=mode).inc(0)
+    for limit in LIMITS:
+        LIMITER_REFUSALS.labels(limit=limit).inc(0)
+    for reason in ("cpu", "input-too-long"):
+        SCHEMA_BUDGETS_EXHAUSTED.labels(reason=reason).inc(0)
+    for outcome in ("completed", "failed"):
+        IMPORT_JOBS.labels(outcome=outcome).inc(0)
+    for outcome in ("crawled", "invalid", "failed"):
+        IMPORT_ITEMS.labels(outcome=outcome).inc(0)
+    TRUSTED_EXCHANGES.labels(outcome="ok", reason="ok").inc(0)
+    for reason in TRUSTED_REFUSALS:
+        TRUSTED_EXCHANGES.labels(outcome="refused", reason=reason).inc(0)
+    for task in task_names:
+        TASK_DURATION.labels(task=task)
+        for outcome in TASK_OUTCOMES:
+            TASKS.labels(task=task, outcome=outcome).inc(0)
 
 
 @contextmanager

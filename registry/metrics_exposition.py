@@ -14,8 +14,10 @@ worker's own server (registry/metrics_worker.py):
 * **gauges computed at scrape time** by the collectors the apps registered
   (:data:`registry.metrics.SCRAPE_COLLECTORS`: the crawl schedule's lag, the embedding backlog),
   and the vector snapshot's age, derived from the processes' snapshot timestamps. A collector
-  that fails (its database or Redis is down) is left out of that scrape and logged: the rest is
-  still answered.
+  that fails or is late (its database or Redis is down) answers the values it read last and
+  is logged once; the whole scrape answers within a second;
+* **the node and its broker** (registry/metrics_node.py): build info, each process's CPU and
+  memory, the Celery queue's length, beat's last runs.
 """
 
 from __future__ import annotations
@@ -24,13 +26,15 @@ import logging
 import os
 import time
 from collections.abc import Iterable
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from pathlib import Path
 
 from prometheus_client import REGISTRY, CollectorRegistry, generate_latest
 from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.multiprocess import MultiProcessCollector, mark_process_dead
+from prometheus_client.registry import Collector
 
-from registry import metrics
+from registry import metrics, metrics_node
 
 logger = logging.getLogger(__name__)
 
@@ -91,14 +95,85 @@ def snapshot_age(families: Iterable[Metric], now: float) -> Metric | None:
     )
 
 
-def scraped_families() -> list[Metric]:
-    """What the registered scrape-time collectors read now (a failing one is left out)."""
+# Every scrape answers within a second whatever is down (Prometheus' timeout is 10 s): each
+# registered collector runs in a thread of a small pool and is waited for until a shared
+# deadline; one that is late or fails answers what it read last in this process (nothing if it
+# never read), so a gauge such as the crawl lag does not vanish, and its alert go quiet, during
+# a database outage. A collector still running from an earlier scrape is not started again.
+# A collector with ``bounded = True`` keeps its own deadline and is asked in the scrape's
+# thread, its answer never replaced by an earlier one (registry/health.py's dependency gauge:
+# late means down).
+COLLECT_DEADLINE_SECONDS = 0.8
+_pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="metrics-collect")
+_last_read: dict[int, list[Metric]] = {}
+_running: dict[int, Future[list[Metric]]] = {}
+_failing: set[int] = set()
+
+
+def _collect_in_thread(collector: Collector) -> list[Metric]:
+    from django.db import connections
+
+    try:
+        return list(collector.collect())
+    finally:
+        connections.close_all()  # a collector's Django connection is not kept by a pool thread
+
+
+def _settle(key: int, name: str, future: Future[list[Metric]]) -> None:
+    """Keep a finished collector's families, or log its failure once until it recovers."""
+    try:
+        _last_read[key] = future.result()
+    except Exception as exc:  # a database or Redis outage must not take the rest down
+        if key not in _failing:
+            _failing.add(key)
+            logger.warning(
+                "metrics collector %s failed (%s): its last values are answered until it recovers",
+                name,
+                type(exc).__name__,
+            )
+        return
+    if key in _failing:
+        _failing.discard(key)
+        logger.info("metrics collector %s reads again", name)
+
+
+def _bounded(collector: Collector) -> list[Metric]:
+    try:
+        return list(collector.collect())
+    except Exception as exc:
+        logger.warning("metrics collector %s failed (%s)", type(collector).__name__, exc)
+        return []
+
+
+def scraped_families(deadline: float = COLLECT_DEADLINE_SECONDS) -> list[Metric]:
+    """What the registered scrape-time collectors read, within ``deadline`` seconds in all."""
+    started = time.monotonic()
+    collectors = [c for c in metrics.SCRAPE_COLLECTORS if not getattr(c, "bounded", False)]
+    for collector in collectors:
+        key = id(collector)
+        if key not in _running:
+            _running[key] = _pool.submit(_collect_in_thread, collector)
     out: list[Metric] = []
-    for collector in list(metrics.SCRAPE_COLLECTORS):
-        try:
-            out.extend(collector.collect())
-        except Exception:  # a database or Redis outage must not take the other series down
-            logger.warning("metrics collector %s failed", type(collector).__name__, exc_info=True)
+    for collector in metrics.SCRAPE_COLLECTORS:
+        if getattr(collector, "bounded", False):
+            # It answers within its own deadline, and what a late check means is its own
+            # business (a dependency that does not answer is down, not as it last was).
+            out.extend(_bounded(collector))
+    pending = {_running[id(collector)] for collector in collectors}
+    wait(pending, timeout=max(0.0, deadline - (time.monotonic() - started)))
+    for collector in collectors:
+        key = id(collector)
+        future = _running[key]
+        if future.done():
+            del _running[key]
+            _settle(key, type(collector).__name__, future)
+        elif key not in _failing:
+            _failing.add(key)
+            logger.warning(
+                "metrics collector %s is late: its last values are answered until it reads",
+                type(collector).__name__,
+            )
+        out.extend(_last_read.get(key, []))
     return out
 
 
@@ -111,6 +186,7 @@ class NodeCollector:
         if age is not None:
             families.append(age)
         families.extend(scraped_families())
+        families.extend(metrics_node.families())
         return families
 
 

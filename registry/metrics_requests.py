@@ -15,6 +15,11 @@ https, ``templatename`` and ``charset`` what the view rendered, ``type`` an exce
 Series of the registry's own (registry/metrics.py) take their labels from code: an outcome, a
 door, a check id, a limit's name. ``/mcp`` is not seen by this middleware at all, and its tool
 names label nothing. Tests: tests/metrics/test_label_sets.py.
+
+Every answer is counted by status, once. The after-middleware sits inside the others, so an
+answer made by a middleware (the limiter's 429, a 500 from an exception raised in one, the
+CSRF 403) never reaches it: the before-middleware, outermost, counts those it did not see, in
+the same series, with ``view="<middleware>"``. Tests: tests/metrics/test_every_answer.py.
 """
 
 from __future__ import annotations
@@ -25,12 +30,19 @@ from django.http import HttpRequest
 from django_prometheus.middleware import (
     PrometheusAfterMiddleware as CountingAfterMiddleware,
 )
+from django_prometheus.middleware import (
+    PrometheusBeforeMiddleware as CountingBeforeMiddleware,
+)
+
+from registry import metrics
 
 # RFC 9110's methods and PATCH (RFC 5789): what the registry, a browser or a client library sends.
 METHODS = frozenset(
     {"GET", "HEAD", "POST", "PUT", "DELETE", "CONNECT", "OPTIONS", "TRACE", "PATCH"}
 )
 OTHER = "other"
+MIDDLEWARE_VIEW = "<middleware>"  # the view label of an answer no view made
+_COUNTED = "_registry_answer_counted"
 
 
 def method_label(method: str | None) -> str:
@@ -44,6 +56,10 @@ class PrometheusAfterMiddleware(CountingAfterMiddleware):
     def _method(self, request: HttpRequest) -> str:
         return method_label(request.method)
 
+    def process_response(self, request: HttpRequest, response: Any) -> Any:
+        setattr(request, _COUNTED, True)
+        return super().process_response(request, response)
+
     def label_metric(
         self, metric: Any, request: HttpRequest, response: Any = None, **labels: Any
     ) -> Any:
@@ -52,3 +68,24 @@ class PrometheusAfterMiddleware(CountingAfterMiddleware):
         if "method" in labels:
             labels["method"] = method_label(labels["method"])
         return super().label_metric(metric, request, response, **labels)
+
+
+class PrometheusBeforeMiddleware(CountingBeforeMiddleware):
+    """django-prometheus's middleware (before all the others) that also counts, by status,
+    the answers the after-middleware never saw (see the module's docstring)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # Loaded once per serving process: its counters' closed label sets, at 0.
+        metrics.init_label_sets()
+
+    def process_response(self, request: HttpRequest, response: Any) -> Any:
+        response = super().process_response(request, response)
+        if not getattr(request, _COUNTED, False):
+            setattr(request, _COUNTED, True)
+            status = str(response.status_code)
+            self.metrics.responses_by_status.labels(status=status).inc()
+            self.metrics.responses_by_status_view_method.labels(
+                status=status, view=MIDDLEWARE_VIEW, method=method_label(request.method)
+            ).inc()
+        return response

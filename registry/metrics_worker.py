@@ -28,6 +28,8 @@ from celery.signals import (
     worker_shutdown,
 )
 
+from registry import metrics_tasks  # connects the tasks' and beat's signals on import
+
 logger = logging.getLogger(__name__)
 
 
@@ -70,6 +72,7 @@ def _worker_starting(sender: Any = None, **kwargs: Any) -> None:
     from registry import metrics_dir
 
     metrics_dir.reset()
+    metrics_tasks.init_worker_series()
     port = settings.REGISTRY_METRICS_PORT
     if not port:
         return
@@ -91,7 +94,8 @@ def _worker_starting(sender: Any = None, **kwargs: Any) -> None:
 def _child_started(**kwargs: Any) -> None:
     """A prefork child inherits the main process's listening socket: its copy is closed, so
     the port is free once the main process is gone (``--pool=solo`` runs here in the main
-    process itself, and keeps it)."""
+    process itself, and keeps it). Then the child's series, at 0."""
+    metrics_tasks.init_worker_series()
     server = _Served.server
     if server is not None and _Served.owner != os.getpid():
         server.socket.close()

@@ -458,7 +458,8 @@ REGISTRY_EMBEDDING_DIR = Path(
 # (registry.postgresql) and cache reads (registry.metrics_cache); the registry's own series are
 # in registry/metrics.py. Several processes: PROMETHEUS_MULTIPROC_DIR (read by prometheus_client).
 MIDDLEWARE = [
-    "django_prometheus.middleware.PrometheusBeforeMiddleware",
+    # django-prometheus's, also counting the answers made by a middleware (issue 46).
+    "registry.metrics_requests.PrometheusBeforeMiddleware",
     *MIDDLEWARE,
     # django-prometheus's, with client-sent methods folded into "other" (issue 43).
     "registry.metrics_requests.PrometheusAfterMiddleware",
@@ -586,7 +587,11 @@ LOGGING = {
         "httpcore": {"level": "WARNING"},
         "mcp": {"level": "WARNING"},
         "django.request": {"level": "ERROR"},
-        "celery.app.trace": {"level": "WARNING"},
+        # registry.logs.task_lines writes each task's received/succeeded/retried/failed line
+        # (a failure once, with its traceback); Celery's own would repeat them.
+        "celery.app.trace": {"level": "CRITICAL"},
+        "celery.worker.strategy": {"level": "WARNING"},
+        "celery.beat": {"filters": ["beat_ticks"]},  # "Sending due task" every 30 s: DEBUG
         "kombu.connection": {"level": "ERROR"},
         **log_formats.server_loggers(REGISTRY_LOG_FORMAT),
     },

@@ -8,8 +8,11 @@ import io
 import json
 import logging
 import os
+import re
+import signal
 import subprocess
 import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -17,7 +20,9 @@ from celery.app.log import TaskFormatter
 from celery.utils.log import ColorFormatter
 
 from registry.logs import context, task_signals
-from tests.workers import ROOT
+from tests.serving_commands import get, granian_command, running, server_environment
+from tests.support import free_port
+from tests.workers import ROOT, redis_available, redis_url, wait_for
 
 SCRIPT = """
 import logging, django
@@ -189,3 +194,132 @@ def test_a_batch_task_has_no_one_agent() -> None:
     from cards.tasks import crawl_agents
 
     assert task_signals.agent_of(crawl_agents, (["a-1", "a-2"],), {}) is None
+
+
+# --- Every line of real processes (issue 46) ---------------------------------------------------
+
+
+def _every_line_is_json(text: str) -> list[dict[str, Any]]:
+    """Each line of ``text`` as the JSON object it must be (an assertion names the first that
+    is not)."""
+    lines = []
+    for line in text.splitlines():
+        try:
+            lines.append(json.loads(line))
+        except ValueError:
+            raise AssertionError(f"not JSON: {line!r}\n---\n{text}") from None
+    return lines
+
+
+def test_granian_its_workers_and_a_respawn_write_only_json(tmp_path: Path) -> None:
+    """The Dockerfile's command and log configuration in JSON: granian's main process, a
+    worker killed and respawned, the application's lines and its access lines."""
+    port = free_port()
+    log = tmp_path / "granian.log"
+    env = server_environment(
+        tmp_path,
+        REGISTRY_LOG_FORMAT="json",
+        PYTHONWARNINGS="default",
+        GRANIAN_LOG_CONFIG=str(ROOT / "granian-logging.json"),  # as the image sets it
+    )
+    with running(granian_command(port, workers="1"), env, log, port=port, booting="Started worker"):
+        assert get(port, "/healthz").startswith(b"HTTP/1.1 200")
+        assert get(port, "/no/such/page").startswith(b"HTTP/1.1 404")
+        spawned = re.search(r"Spawning worker-1 with PID: (\d+)", log.read_text())
+        assert spawned is not None, log.read_text()
+        os.kill(int(spawned.group(1)), signal.SIGKILL)
+        started = '"message": "Started worker-1"'
+        assert wait_for(lambda: log.read_text().count(started) >= 2, 60), log.read_text()
+    lines = _every_line_is_json(log.read_text())
+
+    messages = [line["message"] for line in lines]
+    assert any(m.startswith("Respawning worker-1") for m in messages), messages
+    assert any(m.startswith("Listening at") for m in messages)
+    access = [line for line in lines if line["logger"] == "registry.access"]
+    healthz = [line for line in access if line["route"] == "healthz"]
+    assert healthz and all(line["status"] == 200 for line in healthz)
+    assert [line["status"] for line in access if line["route"] is None] == [404]
+    assert all(line["request_id"] and line["client"] == "127.0.0.1" for line in access)
+
+
+def _celery(tmp_path: Path, program: list[str], started: str) -> str:
+    """The output of ``celery -A registry <program>`` in JSON, stopped (SIGTERM) once
+    ``started`` is in it."""
+    url = redis_url()
+    if not redis_available(url):
+        pytest.skip(f"Redis is not reachable at {url}")
+    env = {
+        **os.environ,
+        "REDIS_URL": url,
+        "CELERY_TASK_ALWAYS_EAGER": "false",
+        "DJANGO_SECRET_KEY": "test-only-secret",
+        "REGISTRY_LOG_FORMAT": "json",
+        "PYTHONWARNINGS": "default",
+        "PYTHONUNBUFFERED": "1",
+    }
+    log = tmp_path / "celery.log"
+    with log.open("wb") as out:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "celery", "-A", "registry", *program],
+            cwd=ROOT,
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
+    try:
+        assert wait_for(lambda: started in log.read_text(), 60), log.read_text()
+        assert process.poll() is None, log.read_text()
+    finally:
+        process.send_signal(signal.SIGTERM)
+        process.wait(30)
+    return log.read_text()
+
+
+def test_the_celery_worker_its_banner_warnings_and_shutdown_write_only_json(
+    tmp_path: Path,
+) -> None:
+    program = ["worker", "--pool=solo", "--loglevel=INFO", "--without-heartbeat"]
+    program += ["--without-gossip", "--without-mingle", "--hostname=jsonlog@%h"]
+    text = _celery(tmp_path, program, " ready.")
+    lines = _every_line_is_json(text)
+
+    loggers = {line["logger"] for line in lines}
+    assert "celery.banner" in loggers, text  # the banner, logged not printed
+    assert any(line["message"].endswith(" ready.") for line in lines)
+    assert any("Warm shutdown" in line["message"] for line in lines)  # printed by Celery
+
+
+def test_celery_beat_and_its_banner_write_only_json(tmp_path: Path) -> None:
+    program = ["beat", "--loglevel=INFO", "--schedule", str(tmp_path / "schedule")]
+    text = _celery(tmp_path, program, "beat: Starting...")
+    lines = _every_line_is_json(text)
+
+    [banner] = [line for line in lines if line["logger"] == "celery.banner"]
+    assert banner["message"].startswith("celery beat is starting.")
+    assert any(line["message"] == "beat: Starting..." for line in lines)
+
+
+def test_beats_per_run_line_is_debug() -> None:
+    from registry.logs.celery_output import BeatTicksFilter
+
+    beat = logging.getLogger("celery.beat")
+    assert any(isinstance(f, BeatTicksFilter) for f in beat.filters)
+    tick = logging.LogRecord(
+        "celery.beat", logging.INFO, "", 0, "Scheduler: Sending due task %s (%s)", ("a", "b"), None
+    )
+    other = logging.LogRecord("celery.beat", logging.INFO, "", 0, "beat: Starting...", (), None)
+    previous = beat.level
+    beat.setLevel(logging.INFO)
+    try:
+        assert not BeatTicksFilter().filter(tick) and tick.levelname == "DEBUG"
+        assert BeatTicksFilter().filter(other) and other.levelname == "INFO"
+    finally:
+        beat.setLevel(previous)
+
+
+def test_the_image_gives_granian_the_log_configuration() -> None:
+    text = (ROOT / "Dockerfile").read_text()
+    assert "WORKDIR /app" in text
+    assert "ENV GRANIAN_LOG_CONFIG=/app/granian-logging.json" in text
+    config = json.loads((ROOT / "granian-logging.json").read_text())
+    assert config["formatters"]["registry"]["()"] == "granian_logging.formatter"

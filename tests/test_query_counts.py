@@ -72,7 +72,9 @@ PINNED: dict[str, int] = {
     "badges/<str:ident>.svg": 1,
     "favicon.ico": 0,
     "healthz": 0,
-    "metrics": 1,  # the crawl schedule's lag, read when scraped (cards/metrics_gauges.py)
+    # The scrape-time gauges (the crawl lag, registry_dependency_up) read on connections of their
+    # own threads (registry/metrics_exposition.py), which the request does not count.
+    "metrics": 0,
     ".well-known/agent-card.json": 1,  # the registry's own card: its signing key
     "a2a": 0,  # JSON-RPC over POST: GET is a 405
     "readyz": 1,

@@ -212,10 +212,9 @@ def test_a_submission_crawled_in_process_logs_with_the_submissions_id(
 
 
 def _json_log(tmp_path: Path) -> list[dict[str, Any]]:
-    """The worker's log lines. Its banner is printed, not logged (plain text); every line a
-    logger wrote is one JSON object."""
+    """The worker's log lines: every one a JSON object (its banner and warnings too)."""
     text = "".join(p.read_text(errors="replace") for p in tmp_path.glob("worker-*.log"))
-    return [json.loads(line) for line in text.splitlines() if line.startswith("{")]
+    return [json.loads(line) for line in text.splitlines()]
 
 
 @pytest.mark.celery_worker
@@ -257,6 +256,21 @@ def test_a_submissions_crawl_by_a_real_worker_logs_the_submissions_id(
     assert Agent.objects.get(pk=agent_id).status == "ok"
     # Celery's own lines are JSON too (the handler is Celery's, the format the setting's).
     assert any(line["message"].endswith(" ready.") for line in _json_log(tmp_path))
+
+    # The task's own lines: received (read from the message in the worker's main process) and
+    # succeeded, with the submission's id, its task id and the duration.
+    steps = [
+        line
+        for line in _json_log(tmp_path)
+        if line["logger"] == "registry.tasks" and line["task_name"] == "cards.crawl_agent"
+    ]
+    received, succeeded = steps[:2]
+    assert (received["event"], succeeded["event"]) == ("received", "succeeded")
+    assert received["request_id"] == succeeded["request_id"] == "web-7f3a"
+    assert received["task_id"] == succeeded["task_id"]
+    assert received["origin"].startswith("gen")  # the process that queued it (this one)
+    assert received["message"].endswith(f"received (queued by {received['origin']})")
+    assert isinstance(succeeded["duration_ms"], float)
 
     # Queued outside any request (as beat and the sweep do): the task gets an id of its own.
     assert enqueue_crawl(agent_id)
@@ -339,10 +353,12 @@ def test_two_concurrent_requests_keep_their_own_ids_under_the_server(
     assert wait_for(lambda: all(len(lines(f"together {who} ")) == 2 for who in ids), 5)
     for who, rid in ids.items():
         assert [line["request_id"] for line in lines(f"together {who} ")] == [rid, rid]
-    if name == "uvicorn":  # the server's own lines are JSON too (its access line included)
-        for who in ids:
-            [access] = lines(f"who={who} ")
-            assert access["logger"] == "uvicorn.access"
+    # One access line each, the registry's, with the request's id (uvicorn's own is left out for
+    # what Django answers; granian writes none).
+    access = [line for line in _json_lines(log) if line["logger"].endswith("access")]
+    for rid in ids.values():
+        [line] = [a for a in access if a["request_id"] == rid]
+        assert (line["logger"], line["route"], line["status"]) == ("registry.access", view, 200)
 
 
 def _json_lines(log: Path) -> list[dict[str, Any]]:
@@ -350,3 +366,64 @@ def _json_lines(log: Path) -> list[dict[str, Any]]:
     server's lines before that are its own (text)."""
     text = log.read_text(errors="replace")
     return [json.loads(line) for line in text.splitlines() if line.startswith("{")]
+
+
+# --- Follow-ups queued by beat (issue 46) --------------------------------------------------------
+
+
+def _published(name: str, agent_id: str) -> dict[str, Any]:
+    """The headers a task queued now would carry (the receiver Celery calls before sending)."""
+    from registry.logs import task_signals
+
+    headers: dict[str, Any] = {}
+    task_signals._stamp_request_id(sender=name, body=((agent_id,), {}, {}), headers=headers)
+    return headers
+
+
+def _run_in_worker(task: Any, agent_id: str, headers: dict[str, Any]) -> None:
+    """What the worker does around a task that came with ``headers``: the signals' receivers
+    entering and leaving its context."""
+    from registry.logs import task_signals
+
+    task.push_request(id="t-1", is_eager=False, **headers)
+    try:
+        task_signals._enter_task(task=task, args=(agent_id,), kwargs={})
+        task_signals._leave_task(task=task)
+    finally:
+        task.pop_request()
+
+
+def test_a_submissions_id_follows_its_agent_into_the_live_check_beat_queues() -> None:
+    from registry.logs import follow_ups, task_signals
+
+    agent_id = "5e2e7d7d-b4e3-4e1c-b488-3af6e7f2cad0"
+    web = follow_ups.from_web.set(True)
+    try:
+        with context.bound(request="web-9"):
+            crawl = _published("cards.crawl_agent", agent_id)
+    finally:
+        follow_ups.from_web.reset(web)
+    assert crawl == {task_signals.HEADER: "web-9", follow_ups.SOURCE_HEADER: "web"}
+    _run_in_worker(tasks.crawl_agent, agent_id, crawl)  # the crawl remembers its id
+
+    with context.bound(request="sweep-1", task="live.sweep"):  # beat's sweep, minutes later
+        first = _published("live.check_agent", agent_id)
+        later = _published("live.check_agent", agent_id)
+        other = _published("live.check_agent", "00000000-0000-0000-0000-000000000001")
+
+    assert first[task_signals.HEADER] == "web-9"
+    assert first[follow_ups.SOURCE_HEADER] == "web"
+    assert later == {task_signals.HEADER: "sweep-1"}  # once: the next checks are the sweep's
+    assert other == {task_signals.HEADER: "sweep-1"}
+
+
+def test_a_crawl_queued_by_beat_is_not_remembered_for_the_follow_ups() -> None:
+    from registry.logs import task_signals
+
+    agent_id = "5e2e7d7d-b4e3-4e1c-b488-3af6e7f2cad1"
+    with context.bound(request="sweep-2", task="cards.sweep_due"):
+        crawl = _published("cards.crawl_agent", agent_id)
+    _run_in_worker(tasks.crawl_agent, agent_id, crawl)
+
+    with context.bound(request="sweep-3", task="live.sweep"):
+        assert _published("live.check_agent", agent_id) == {task_signals.HEADER: "sweep-3"}

@@ -21,7 +21,12 @@ TEXT = "%(request_tag)s%(message)s"
 JSON_FIELDS = ["time", "levelname", "name", "message", "request_id", "task_name", "agent_id"]
 JSON_RENAMED = {"levelname": "level", "name": "logger", "exc_info": "exception"}
 
-FILTERS: dict[str, Any] = {"context": {"()": "registry.logs.context.ContextFilter"}}
+FILTERS: dict[str, Any] = {
+    "context": {"()": "registry.logs.context.ContextFilter"},
+    "server_access": {"()": "registry.logs.access.ServerAccessFilter"},
+    "beat_ticks": {"()": "registry.logs.celery_output.BeatTicksFilter"},
+    "tracebacks": {"()": "registry.logs.tracebacks.TracebackThrottle"},
+}
 
 FORMATTERS: dict[str, Any] = {
     # `defaults`: a record that reached the handler some other way still formats.
@@ -47,20 +52,28 @@ def json_formatter() -> Any:
 
 
 def console_handler(log_format: str) -> dict[str, Any]:
-    """The one handler (standard error) in ``log_format``, with the context filter."""
+    """The one handler (standard error) in ``log_format``, with the context filter and a
+    repeated failure's traceback left out (registry/logs/tracebacks.py)."""
     return {
         "class": "logging.StreamHandler",
         "formatter": log_format,
-        "filters": ["context"],
+        "filters": ["context", "tracebacks"],
     }
 
 
 def server_loggers(log_format: str) -> dict[str, Any]:
-    """In JSON, the web servers' own loggers (uvicorn's, gunicorn's; Django's runserver) write
-    through the same handler, so that every line on standard error is JSON; in text they keep
+    """The web servers' own loggers. uvicorn's access line is kept only for what Django does not
+    answer (``/mcp``): Django's answers have the registry's own (``registry.logs.access``). In
+    JSON, the servers' loggers (uvicorn's, gunicorn's, granian's in its workers; Django's
+    runserver) write through the same handler, so that every line is JSON; in text they keep
     their own formats."""
+    uvicorn_access = {"handlers": ["console"], "filters": ["server_access"], "propagate": False}
     if log_format != "json":
-        return {}
-    names = ["uvicorn", "uvicorn.error", "uvicorn.access", "gunicorn.error", "gunicorn.access"]
-    names.append("django.server")
-    return {name: {"handlers": ["console"], "propagate": False} for name in names}
+        return {"uvicorn.access": uvicorn_access}
+    names = ["uvicorn", "uvicorn.error", "gunicorn.error", "gunicorn.access"]
+    names += ["_granian", "granian.access", "django.server"]
+    loggers: dict[str, Any] = {
+        name: {"handlers": ["console"], "propagate": False} for name in names
+    }
+    loggers["uvicorn.access"] = uvicorn_access
+    return loggers

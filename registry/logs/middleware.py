@@ -10,6 +10,9 @@ another (WSGI, and Django's sync code under ASGI), and nothing of one request ma
 that thread writes afterwards. The value lives in a contextvar, so concurrent requests (other
 threads, other asyncio tasks) never see each other's. Sync and async: Django picks the mode
 the middleware after it needs (sync as the list stands), so no request pays a thread hop for it.
+
+It writes the request's access line too (``registry.logs.access``), with the id still set: being
+first, it sees every answer, the ones the middleware after it gives included.
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ from typing import Any
 from asgiref.sync import iscoroutinefunction, markcoroutinefunction
 from django.http import HttpRequest, HttpResponseBase
 
-from registry.logs import context
+from registry.logs import access, context, follow_ups
 
 HEADER = "X-Request-ID"
 _META = "HTTP_X_REQUEST_ID"
@@ -47,21 +50,31 @@ class RequestIdMiddleware:
         if self.is_async:
             return self._acall(request)
         rid = request_id_of(request)
+        start = access.started()
         token = context.request_id.set(rid)
+        web = follow_ups.from_web.set(True)
+        response: HttpResponseBase | None = None
         try:
-            response: HttpResponseBase = self.get_response(request)
+            response = self.get_response(request)
+            response[HEADER] = rid
         finally:
+            access.log_answer(request, response, start)
+            follow_ups.from_web.reset(web)
             context.request_id.reset(token)
-        response[HEADER] = rid
         return response
 
     async def _acall(self, request: HttpRequest) -> HttpResponseBase:
         rid = request_id_of(request)
+        start = access.started()
         token = context.request_id.set(rid)
+        web = follow_ups.from_web.set(True)
+        response: HttpResponseBase | None = None
         try:
             get_response: Callable[[HttpRequest], Awaitable[HttpResponseBase]] = self.get_response
             response = await get_response(request)
+            response[HEADER] = rid
         finally:
+            access.log_answer(request, response, start)
+            follow_ups.from_web.reset(web)
             context.request_id.reset(token)
-        response[HEADER] = rid
         return response

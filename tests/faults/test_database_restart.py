@@ -6,6 +6,7 @@ The cluster is the test's own (tests/faults/services.py), never the machine's.
 from __future__ import annotations
 
 import json
+import re
 import sys
 import time
 from datetime import UTC, datetime
@@ -138,7 +139,8 @@ def test_a_sweep_batch_cut_by_a_postgresql_restart_crawls_every_agent(
         ), f"agent {agent_id} was not crawled again; logs in {stack.logs}"
     log = "".join(path.read_text(errors="replace") for path in stack.logs.glob("worker-*.log"))
     # The batch was cut and tried again (its rest, once PostgreSQL answered).
-    assert log.count("Task cards.crawl_agents[") >= 2, log
+    # (Each receipt is a line of registry/logs/task_lines.py: "task NAME[id] received ...".)
+    assert len(re.findall(r"task cards\.crawl_agents\[[^\]]+\] received", log)) >= 2, log
 
 
 # compose's protocols service: gunicorn's uvicorn workers with the psycopg pool.

@@ -173,6 +173,21 @@ def test_a_worker_node_serves_its_childrens_crawls_counted_once(
     # The registry-wide gauges are read by the worker's own process too.
     assert ("registry_crawl_schedule_lag_seconds", frozenset()) in samples
     assert value(samples, "django_db_execute_total", alias="default", vendor="postgresql") > 0
+    # Each crawl is a task run, by name and outcome (issue 46); the other outcomes and tasks
+    # are there at 0 from the children's start.
+    crawl = {"task": "cards.crawl_agent"}
+    assert value(samples, "registry_tasks_total", outcome="succeeded", **crawl) == 4
+    assert value(samples, "registry_task_duration_seconds_count", **crawl) == 4
+    failed = frozenset({("task", "cards.sweep_due"), ("outcome", "failed")})
+    assert samples[("registry_tasks_total", failed)] == 0
+    # CPU and memory of each live process of the node, read from /proc: the main process and
+    # both children.
+    cpu = with_name(samples, "process_cpu_seconds_total")
+    memory = with_name(samples, "process_resident_memory_bytes")
+    assert len(cpu) >= 3 and set(cpu) == set(memory), sorted(cpu)
+    assert all(dict(labels)["pid"].isdigit() for labels in cpu)
+    assert all(size > 1_000_000 for size in memory.values())
+    assert with_name(samples, "registry_build_info")
     # Stopped: each child marked itself dead on its way out, so no live gauge is left behind.
     worker.terminate()
     worker.wait(20)

@@ -251,6 +251,8 @@ def test_an_import_is_counted_by_job_and_item_outcome(
     assert delta(before, after, "registry_import_jobs_total", outcome="failed") == 1
 
 
+# Committed rows: the scrape reads in a thread of its own, on its own connection.
+@pytest.mark.django_db(transaction=True)
 def test_the_crawl_schedule_lag_is_read_when_scraped(http: Client) -> None:
     Agent.objects.create(
         url="https://later.lag.example", next_crawl_at=timezone.now() + timedelta(hours=1)

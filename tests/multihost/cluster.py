@@ -221,7 +221,9 @@ class Cluster:
             shutil.copytree(self.model_dir, embedding)
         if role.startswith("web"):
             granian = with_options(dockerfile_command(), port=str(WEB_PORT), workers="1")
-            host.spawn("web", [str(BIN / "granian"), *granian[1:]])
+            # As the image sets it (Dockerfile's ENV): granian's own lines follow the log format.
+            log_config = str(ROOT / "granian-logging.json")
+            host.spawn("web", [str(BIN / "granian"), *granian[1:]], GRANIAN_LOG_CONFIG=log_config)
             protocols = with_options(compose_command("protocols"), bind=f"0.0.0.0:{PROTOCOLS_PORT}")
             protocols = [str(ROOT / "gunicorn.conf.py") if w == "gunicorn.conf.py" else w
                          for w in protocols]  # fmt: skip

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 import time
+from collections import Counter
 
 import pytest
 
@@ -28,17 +29,15 @@ SLOW = 1.5  # each card: the batch is still being crawled while later sweeps com
 UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 
 
-def _counts(cluster: Cluster) -> dict[str, int]:
-    """Sweeps sent so far by each beat, and received by the workers."""
-    sent = "Sending due task sweep-due-crawls"
-    return {
-        "beat": cluster.hosts["beat"].log("beat").count(sent),
-        "beat-2": cluster.hosts["beat-2"].log("beat").count(sent),
-        "workers": sum(
-            cluster.hosts[role].log("worker").count("Task cards.sweep_due[")
-            for role in ("worker-1", "worker-2")
-        ),
-    }
+# The workers' line for each sweep they receive says which process queued it (Celery's origin,
+# gen<pid>@<host>): one origin per beat (beat's own per-send line is DEBUG, issue 46).
+RECEIVED = re.compile(r"task cards\.sweep_due\[[^\]]+\] received \(queued by (\S+)\)")
+
+
+def _counts(cluster: Cluster) -> Counter[str]:
+    """Sweeps received so far by the workers, by the beat that sent them."""
+    text = "".join(cluster.hosts[role].log("worker") for role in ("worker-1", "worker-2"))
+    return Counter(RECEIVED.findall(text))
 
 
 def _card(name: str) -> dict[str, object]:
@@ -88,10 +87,10 @@ def test_a_second_beat_doubles_the_sweeps_but_each_due_agent_is_crawled_once(
     finally:
         cluster.remove("beat-2")
 
-    sweeps = {key: after[key] - before[key] for key in after}
-    print(f"sweeps in {time.monotonic() - started:.0f} s: {sweeps}; crawls: {crawled}")
+    sweeps = after - before
+    print(f"sweeps in {time.monotonic() - started:.0f} s: {dict(sweeps)}; crawls: {crawled}")
     assert crawled == {name: 1 for name in names}, crawled
     # Each beat sent the sweep on its own clock, and the workers ran both beats' sweeps.
-    assert sweeps["beat"] >= 3 and sweeps["beat-2"] >= 3, sweeps
-    assert sweeps["workers"] >= sweeps["beat"] + sweeps["beat-2"] - 2, sweeps
-    assert sweeps["workers"] >= 1.6 * sweeps["beat"], sweeps
+    by_beat = [count for _, count in sweeps.most_common(2)]
+    assert len(by_beat) == 2 and min(by_beat) >= 3, sweeps
+    assert sum(sweeps.values()) >= 1.6 * by_beat[0], sweeps
