@@ -26,7 +26,7 @@ TEST_REDIS_URL ?= redis://127.0.0.1:6379/15
 TEST_WORKERS ?= $(shell n=$$(nproc 2>/dev/null || echo 2); [ "$$n" -gt 4 ] && n=4; echo $$n)
 XDIST := -n $(TEST_WORKERS) --dist worksteal
 
-.PHONY: run test test-slow test-faults test-multihost install install-dev docs-mcp2 services browser migrate worker beat lint check bench clean
+.PHONY: run test test-slow test-faults test-multihost install install-dev docs-mcp2 services browser promtool migrate worker beat lint check bench clean
 
 # Two stamps: `make run` installs the runtime only (requirements.txt, what the image carries);
 # `make test`, `check` and `bench` add the development tools (requirements-dev.txt). Both files
@@ -69,11 +69,14 @@ services:
 browser:
 	bash scripts/browser.sh
 
+promtool:
+	bash scripts/promtool.sh
+
 ## test: set up everything, check style, types and layers, run the suite on PostgreSQL and Redis,
 ## in parallel. Never stops, restarts or reconfigures the machine's services: tests marked
 ## `disruptive` (tests/faults/) are left to `make test-faults`, the sweeps marked `slow` (the
 ## OpenAPI contract, the every-door probe, the browsers) to `make test-slow`.
-test: $(DEV_STAMP) docs-mcp2 services browser check
+test: $(DEV_STAMP) docs-mcp2 services browser promtool check
 	env -u DATABASE_URL -u REDIS_URL DJANGO_SECRET_KEY=test-only-secret $(PY) manage.py makemigrations --check --dry-run
 	DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL) DJANGO_SECRET_KEY=test-only-secret \
 	  CELERY_TASK_ALWAYS_EAGER=true $(PY) -m pytest -m "not disruptive and not slow" $(XDIST) $(PYTEST_ARGS)
