@@ -16,16 +16,7 @@ from typing import Any, NoReturn
 from django.db import InterfaceError, OperationalError, transaction
 from django.utils import timezone
 
-from cards import (
-    health,
-    hooks,
-    manifest_crawling,
-    owners,
-    pipeline,
-    politeness,
-    scheduling,
-    trust,
-)
+from cards import health, hooks, manifest_crawling, owners, pipeline, politeness, scheduling, trust
 from cards.ard import identifiers
 from cards.changes import summarise
 from cards.crawl_metrics import observed_crawl
