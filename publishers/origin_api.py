@@ -56,6 +56,8 @@ class VerifySerializer(serializers.Serializer):
     method = serializers.ChoiceField(choices=origins.METHODS)
     jws = TextField(
         required=False,
+        min_length=1,
+        trim_whitespace=False,  # as sent: a blank JWS fails as a JWS, it is not emptied
         max_length=MAX_JWS_LENGTH,
         help_text="jwks only: a compact JWS over the payload of the jwks challenge.",
     )

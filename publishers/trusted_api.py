@@ -44,9 +44,9 @@ class TrustedPublisherSerializer(serializers.ModelSerializer):
 
 
 class RegisterSerializer(serializers.Serializer):
-    issuer = serializers.CharField(max_length=300, help_text=ISSUER_HELP)
-    repository = serializers.CharField(max_length=200, help_text=REPOSITORY_HELP)
-    workflow = serializers.CharField(max_length=300, help_text=WORKFLOW_HELP)
+    issuer = serializers.CharField(min_length=1, max_length=300, help_text=ISSUER_HELP)
+    repository = serializers.CharField(min_length=1, max_length=200, help_text=REPOSITORY_HELP)
+    workflow = serializers.CharField(min_length=1, max_length=300, help_text=WORKFLOW_HELP)
     environment = serializers.CharField(
         max_length=200, required=False, allow_blank=True, help_text=ENVIRONMENT_HELP
     )
@@ -54,10 +54,14 @@ class RegisterSerializer(serializers.Serializer):
 
 class ExchangeSerializer(serializers.Serializer):
     token = serializers.CharField(
+        min_length=1,
+        trim_whitespace=False,  # as sent: a blank token is refused by what it is, not emptied
         max_length=trusted_publishing.MAX_TOKEN_LENGTH,
         help_text="The CI job's OIDC ID token, minted for the registry's audience.",
     )
     origin = serializers.CharField(
+        min_length=1,
+        trim_whitespace=False,
         max_length=300,
         required=False,
         help_text="Only when the workflow publishes to several origins: which one.",
