@@ -23,7 +23,7 @@ from publishers import origins
 from publishers.models import Origin, OriginEvent
 from publishers.proofs.jwks_key import MAX_JWS_LENGTH
 from registry import limits, openapi
-from registry.errors import ProblemError
+from registry.errors import ProblemError, only_members
 from registry.openapi import problems
 from registry.rates import Rate
 
@@ -61,6 +61,28 @@ class VerifySerializer(serializers.Serializer):
         max_length=MAX_JWS_LENGTH,
         help_text="jwks only: a compact JWS over the payload of the jwks challenge.",
     )
+
+
+# The verification's body as the document states it: "jws" goes with the jwks method (the
+# server takes no other member).
+VERIFY_BODY: dict[str, Any] = {
+    "type": "object",
+    "required": ["method"],
+    "properties": {
+        "method": {"type": "string", "enum": list(origins.METHODS)},
+        "jws": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": MAX_JWS_LENGTH,
+            "description": "jwks only: a compact JWS over the payload of the jwks challenge.",
+        },
+    },
+    "oneOf": [
+        {"properties": {"method": {"enum": ["http", "dns"]}}},
+        {"properties": {"method": {"enum": ["jwks"]}}, "required": ["jws"]},
+    ],
+    "additionalProperties": False,
+}
 
 
 class HttpChallengeSerializer(serializers.Serializer):
@@ -221,11 +243,17 @@ class OriginDetailView(APIView):
 class OriginVerifyView(APIView):
     permission_classes = [IsAuthenticated]
 
-    @extend_schema(request=VerifySerializer, responses={200: VerifyResultSerializer})
+    @extend_schema(
+        request=None,
+        responses={200: VerifyResultSerializer},
+        extensions=openapi.body(VERIFY_BODY),
+    )
     def post(self, request: Request, origin_id: int) -> HttpResponse:
         """Prove the origin now by one method; the answer says whether it worked and, if not,
         what the registry found and what it expected."""
         origin = own_origin(request, origin_id)
+        if isinstance(request.data, dict):
+            only_members(request.data, {"method", "jws"})
         body = VerifySerializer(data=request.data)
         body.is_valid(raise_exception=True)
         limited = verify_limited(request)

@@ -11,6 +11,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.conf import settings
 from django.http import HttpResponse
 from django.shortcuts import get_object_or_404
@@ -68,6 +70,44 @@ class ExchangeSerializer(serializers.Serializer):
     )
 
 
+def _text(length: int, description: str) -> dict[str, Any]:
+    return {"type": "string", "minLength": 1, "maxLength": length, "description": description}
+
+
+# A trusted publisher as the document states it (the server takes no other member).
+REGISTER_BODY: dict[str, Any] = {
+    "type": "object",
+    "required": ["issuer", "repository", "workflow"],
+    "properties": {
+        "issuer": _text(300, ISSUER_HELP),
+        "repository": _text(200, REPOSITORY_HELP),
+        "workflow": _text(300, WORKFLOW_HELP),
+        "environment": {"type": "string", "maxLength": 200, "description": ENVIRONMENT_HELP},
+    },
+    "additionalProperties": False,
+}
+# The exchange's body as the document states it (the server takes no other member).
+EXCHANGE_BODY: dict[str, Any] = {
+    "type": "object",
+    "required": ["token"],
+    "properties": {
+        "token": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": trusted_publishing.MAX_TOKEN_LENGTH,
+            "description": "The CI job's OIDC ID token, minted for the registry's audience.",
+        },
+        "origin": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 300,
+            "description": "Only when the workflow publishes to several origins: which one.",
+        },
+    },
+    "additionalProperties": False,
+}
+
+
 class ExchangedSerializer(serializers.Serializer):
     token = serializers.CharField(help_text="A publish token (scope origin): shown once.")
     expires_at = serializers.DateTimeField()
@@ -97,11 +137,14 @@ class TrustedPublisherListView(APIView):
         return Response(TrustedPublisherSerializer(rows, many=True).data)
 
     @extend_schema(
-        request=RegisterSerializer,
+        request=None,
         responses={200: TrustedPublisherSerializer, 201: TrustedPublisherSerializer},
-        extensions=openapi.problems(
-            {"403": "The origin is not verified, or the token's scope does not cover this."}
-        ),
+        extensions={
+            **openapi.body(REGISTER_BODY),
+            **openapi.problems(
+                {"403": "The origin is not verified, or the token's scope does not cover this."}
+            ),
+        },
     )
     def post(self, request: Request, origin_id: int) -> Response:
         """Trust a CI workflow to publish the origin's agents (the origin must be verified; 200
@@ -150,10 +193,10 @@ class ExchangeView(APIView):
     permission_classes: list[type] = []
 
     @extend_schema(
-        request=ExchangeSerializer,
+        request=None,
         responses={200: ExchangedSerializer},
         extensions={
-            **openapi.ANONYMOUS,
+            **openapi.body(EXCHANGE_BODY, anonymous=True),
             **openapi.problems(
                 {
                     "401": "The ID token was refused; the problem's slug names the check "
