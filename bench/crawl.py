@@ -530,7 +530,9 @@ def run_profile(args: argparse.Namespace) -> None:
     from django.core.management import call_command
     from django.db import connection
 
-    from cards import crawling, health, pipeline, trust
+    from cards import health, pipeline, trust
+    from cards.crawling import crawl, ingest, not_modified
+    from cards.models import Agent, Snapshot
     from cards.rendering import store
     from schemas_app import services as schemas_services
 
@@ -541,20 +543,21 @@ def run_profile(args: argparse.Namespace) -> None:
         ids = ingest.create_agents(server.ports, args.profile)
         timer = PhaseTimer()
         for owner, attr, label in [
-            (crawling, "fetch_card", "fetch (HTTP)"),
+            (crawl, "fetch_card", "fetch (HTTP)"),
             (pipeline, "check", "parse + validate (pipeline.check)"),
             (pipeline, "verify", "verify signatures"),
-            (crawling, "parse_card_bytes", "parse stored card (304)"),
-            (crawling, "summarise", "changes summary"),
-            (crawling, "apply_summary", "apply_summary"),
-            (crawling, "index_card", "index_card"),
+            (not_modified, "parse_card_bytes", "parse stored card (304)"),
+            (ingest, "summarise", "changes summary"),
+            (ingest, "apply_summary", "apply_summary"),
+            (ingest, "index_card", "index_card"),
             (schemas_services, "index_agent_schemas", "index_agent_schemas"),
             (store, "agent_render", "render documents (cards.rendering)"),
             (health, "after_success", "health.after_success"),
             (trust, "record_signature", "trust.record_signature"),
-            (crawling, "_attempt", "CrawlAttempt insert"),
-            (crawling.Snapshot.objects, "get_or_create", "Snapshot get_or_create"),
-            (crawling.Agent, "save", "Agent.save"),
+            (ingest, "record_attempt", "CrawlAttempt insert"),
+            (not_modified, "record_attempt", "CrawlAttempt insert"),
+            (Snapshot.objects, "get_or_create", "Snapshot get_or_create"),
+            (Agent, "save", "Agent.save"),
             (trust, "pinned_jwks", "pinned_jwks"),
         ]:
             timer.wrap(owner, attr, label)
@@ -584,7 +587,7 @@ def run_profile(args: argparse.Namespace) -> None:
                 if not args.no_cprofile:
                     profiler.enable()
                 for agent_id in ids:
-                    outcome = crawling.agent_crawl(agent_id=agent_id)
+                    outcome = crawl.agent_crawl(agent_id=agent_id)
                     outcomes[outcome] = outcomes.get(outcome, 0) + 1
                 profiler.disable()
                 wall = time.perf_counter() - t

@@ -17,9 +17,9 @@ nDCG@5 as ``semantic_quality`` computes them.
 Only the tuning needs are read unless ``--splits`` says otherwise: a model is a constant like
 any other, chosen on the tuning needs (docs/search.md, "Quality").
 
-Needs the development requirements (sentence-transformers, PyTorch) and the corpus beside the
-repository. The agents are loaded through the real ingest, as ``semantic_quality`` does
-(``--skip-load`` reuses them).
+Needs sentence-transformers and PyTorch (`make install-torch`: requirements-torch.txt) and the
+corpus beside the repository. The agents are loaded through the real ingest, as
+``semantic_quality`` does (``--skip-load`` reuses them).
 """
 
 from __future__ import annotations

@@ -41,11 +41,15 @@ class BadgeState:
 
 
 # key -> how it looks. "unsigned" is blue-grey, not yellow: signatures are optional in A2A, so
-# an unsigned but valid card is neutral information, not a warning.
+# an unsigned but valid card is neutral information, not a warning; its message says "valid"
+# first, the fact that counts. A valid card whose live checks passed says that too (the
+# "-live" states: :func:`badge_state`), the best true facts of an agent that works.
 STATES: dict[str, BadgeState] = {
     "verified": BadgeState("verified", "verified", "#44cc11"),
     "valid": BadgeState("valid", "valid", "#97ca00"),
-    "unsigned": BadgeState("unsigned", "unsigned", "#607d8b"),
+    "unsigned": BadgeState("unsigned", "valid, unsigned", "#607d8b"),
+    "verified-live": BadgeState("verified-live", "verified, live checks passed", "#44cc11"),
+    "valid-live": BadgeState("valid-live", "valid, live checks passed", "#97ca00"),
     "invalid": BadgeState("invalid", "invalid", "#e05d44"),
     "bad-signature": BadgeState("bad-signature", "bad signature", "#e05d44"),
     "unreachable": BadgeState("unreachable", "unreachable", "#fe7d37"),
@@ -137,7 +141,8 @@ def badge_state(agent: Agent | None) -> BadgeState:
     """The badge of an agent (None: unknown or not visible to anonymous readers).
 
     Order matters: a card that cannot be fetched any more is shown as unreachable whatever
-    its last content said; then errors beat signatures; then the signature decides.
+    its last content said; then errors beat signatures; then the signature decides, and a
+    valid card whose last live checks passed says so ("valid, live checks passed").
     """
     if agent is None:
         return STATES["unknown"]
@@ -149,8 +154,11 @@ def badge_state(agent: Agent | None) -> BadgeState:
         return STATES["invalid"]
     if agent.signature_status == "invalid":
         return STATES["bad-signature"]
+    live = agent.live_outcome == "pass"
     if agent.signature_status == "verified":
-        return STATES["verified"]
+        return STATES["verified-live" if live else "verified"]
+    if live:  # what the endpoint did says more than a missing signature
+        return STATES["valid-live"]
     if agent.signature_status == "unsigned":
         return STATES["unsigned"]
     # Signed, but not to a key bound to the agent (unbound-key), the key could not be fetched

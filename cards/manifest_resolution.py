@@ -3,7 +3,7 @@
 Candidates in ARD's order: ``/.well-known/ard.json``, a ``rel="ard"`` link on the origin's home
 page, ``/.well-known/ai-catalog.json`` (and ``rel="ai-catalog"``). Only a 2xx answer that reads
 as a manifest is one; a transient failure of a candidate concludes nothing, and the caller
-decides what to do meanwhile (cards/crawling.py reads the card paths and asks again later).
+decides what to do meanwhile (cards/crawling/crawl.py reads the card paths and asks again later).
 """
 
 from __future__ import annotations

@@ -31,6 +31,9 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from django.utils import timezone
+
+from cards.rendering.store import render_stale_after_migrating
 from cards.url_form import InvalidURL, normalise_url
 
 MAX_URL = 2048
@@ -252,10 +255,6 @@ def apply(apps: Any, plan: Plan, *, now: datetime) -> None:
 def migrate(apps: Any, schema_editor: Any) -> None:
     """A migration's step: every stored URL in today's normal form, collisions merged, what was
     done printed, and the changed agents' documents rendered again."""
-    from django.utils import timezone
-
-    from cards.rendering.store import render_stale_after_migrating
-
     found = plan(apps)
     if not found.changed and not found.left:
         return

@@ -11,7 +11,8 @@ from django.db import transaction
 from django.utils import timezone
 
 from cards.models import Agent
-from cards.rendering.store import LIVE_STATE, agent_changed, live_documents
+from cards.rendering.partial_updates import LIVE_STATE, live_documents
+from cards.rendering.store import agent_changed
 
 
 def previous(agent_id: Any) -> dict[str, Any]:

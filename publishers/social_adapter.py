@@ -1,7 +1,7 @@
 """allauth's social-account adapter: a provider that is not configured is a 404, not a 500.
 
 GitHub and OpenID Connect sign-in are installed always and turned on by configuration
-(registry/accounts_settings.py). allauth answers ``/accounts/github/login/`` without GitHub's
+(registry/settings/accounts.py). allauth answers ``/accounts/github/login/`` without GitHub's
 client id and secret by raising ``SocialApp.DoesNotExist`` out of the view: a server error. Here
 that exception is also an ``Http404``, so the page is the registry's "not found" (allauth's own
 code, which catches ``DoesNotExist``, is unchanged).

@@ -24,7 +24,8 @@ request_cycle.trim()
 warnings.filterwarnings("ignore", message="Field 'lifespan' has an incomplete definition")
 
 from protocols.asgi_app import registry_application  # noqa: E402 - needs Django set up
-from protocols.mcp_server import METHODS, make_app  # noqa: E402
+from protocols.mcp_http import METHODS  # noqa: E402
+from protocols.mcp_server import make_app  # noqa: E402
 from registry.schedule_in_process import with_schedule  # noqa: E402
 
 # Django's handler takes Mapping messages; the dispatcher is typed with dicts: the same calls.

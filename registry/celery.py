@@ -7,11 +7,10 @@ from typing import Any
 
 from celery import Celery
 from celery.signals import task_prerun
+from django.db import close_old_connections
 
-from registry import (
-    heartbeat_celery,
-    metrics_worker,  # noqa: F401 - connects the worker's metrics signals
-)
+import registry.metrics_worker  # noqa: F401 - connects the worker's metrics signals
+from registry.heartbeat_celery import install as install_heartbeats
 from registry.logs import task_signals
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "registry.settings")
@@ -24,7 +23,7 @@ app.config_from_object("django.conf:settings", namespace="CELERY")
 app.conf.update(CELERY_DB_REUSE_MAX=1_000_000)
 app.autodiscover_tasks()
 # The worker and the beat write heartbeats an orchestrator checks (registry/heartbeat.py).
-heartbeat_celery.install(app)
+install_heartbeats(app)
 # The web request's id goes along with the tasks it queues; each task's lines say which
 # (registry/logs/task_signals.py).
 task_signals.connect()
@@ -38,6 +37,4 @@ def _check_database_connections(task: Any = None, **kwargs: Any) -> None:
     """
     if task is not None and getattr(task.request, "is_eager", False):
         return
-    from django.db import close_old_connections
-
     close_old_connections()

@@ -10,9 +10,11 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
+from django.conf import settings
 from django.core.exceptions import DisallowedHost, RequestDataTooBig, SuspiciousOperation
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBadRequest, JsonResponse
+from django.urls import get_resolver
 from rest_framework import exceptions
 from rest_framework.response import Response
 
@@ -266,13 +268,33 @@ def _is_api(path: str) -> bool:
     return path == "/api" or path.startswith("/api/")
 
 
+def _handler404(request: HttpRequest, exception: Exception) -> HttpResponse:
+    """The URLconf's ``handler404`` (the catalogue's page for people, the door's JSON for
+    programs), asked as Django asks it when ``DEBUG`` is off."""
+    resolver = get_resolver(getattr(request, "urlconf", None))
+    handler: Callable[..., HttpResponse] = resolver.resolve_error_handler(404)
+    return handler(request, exception=exception)
+
+
 class ApiErrorsMiddleware:
     """The API answers problem+json in every mode: a malformed query string or path is a 400
     before any view runs, and an error page Django renders itself under ``/api/`` (the HTML
-    404 of an unmatched URL with ``DEBUG`` on, for one) becomes a problem document."""
+    404 of an unmatched URL with ``DEBUG`` on, for one) becomes a problem document.
+
+    Elsewhere, with ``DEBUG`` on (``make run``), a 404 is what ``handler404`` answers with it
+    off, not Django's technical page listing every URL pattern: an unmatched URL (the request
+    never reached a view) and an ``Http404`` a view raises alike (docs/catalogue.md). The
+    admin keeps Django's own pages."""
 
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
         self.get_response = get_response
+
+    def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
+        if not (settings.DEBUG and isinstance(exception, Http404)):
+            return None
+        if _is_api(request.path_info) or request.path_info.startswith("/admin/"):
+            return None
+        return _handler404(request, exception)
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
         if request.path_info.startswith("/admin/"):
@@ -283,7 +305,11 @@ class ApiErrorsMiddleware:
                 return HttpResponseBadRequest(reason, content_type="text/plain; charset=utf-8")
             return self.get_response(request)
         if not _is_api(request.path_info):
-            return self.get_response(request)
+            response = self.get_response(request)
+            unmatched = getattr(request, "resolver_match", None) is None
+            if settings.DEBUG and unmatched and response.status_code == 404:
+                return _handler404(request, Http404(f"Nothing at {request.path}."))
+            return response
         problem = query_problem(request.META.get("QUERY_STRING", ""))
         if problem is not None:
             return JsonResponse(

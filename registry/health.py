@@ -8,7 +8,10 @@
   every door (the limits fail open, submissions are stored and the sweep queues them once Redis
   is back), so taking every node out would turn a Redis outage into a site outage (issue 46).
   Both up: 200 ``"status": "ready"``. The Redis check is one ``PING`` on its own connection,
-  waiting at most 1 s to connect and 1 s for the answer, tried once.
+  waiting at most 1 s to connect and 1 s for the answer, tried once. The database check is a
+  ``SELECT 1`` on the request's connection; with a connection pool (``REGISTRY_DB_POOL``), on a
+  connection of its own made with a 2 s connect timeout, not one from the pool, whose
+  ``getconn`` waits for its 30 s timeout while PostgreSQL is away.
 
 Each probe and each ``/metrics`` scrape checks both again and reports
 ``registry_dependency_up{dependency="database"|"redis"}`` (1 up, 0 down; no ``redis`` sample
@@ -38,6 +41,7 @@ logger = logging.getLogger(__name__)
 _ALIVE = b'{"status": "ok"}'  # what JsonResponse({"status": "ok"}) says, encoded once
 
 PROBE_TIMEOUT = 1.0  # seconds to connect to Redis, and again for its answer (a probe)
+CONNECT_TIMEOUT = 2  # seconds to connect to PostgreSQL with a pool (libpq's shortest: 2)
 SCRAPE_TIMEOUT = 0.25  # the same in a /metrics scrape, which must answer within a second
 
 
@@ -47,9 +51,36 @@ def healthz(request: HttpRequest) -> HttpResponse:
 
 def database_problem() -> str | None:
     """Why the database cannot be used (``unreachable: <error>``), or None."""
+    if _pooled():
+        return _direct_problem()
     try:
         with connection.cursor() as cursor:
             cursor.execute("SELECT 1")
+    except Exception as exc:  # any driver error means not ready
+        return f"unreachable: {exc.__class__.__name__}"
+    return None
+
+
+def _pooled() -> bool:
+    """Whether the node's connections come from a pool (``REGISTRY_DB_POOL``)."""
+    options = connection.settings_dict.get("OPTIONS") or {}
+    return connection.vendor == "postgresql" and bool(options.get("pool"))
+
+
+def _direct_problem() -> str | None:
+    """The database checked on a connection of the probe's own, made with the pool's
+    parameters and a bounded connect (:data:`CONNECT_TIMEOUT`), then closed. Through the pool,
+    a probe during an outage waited for the pool's timeout (30 s) before it answered, and so
+    did every scrape's check."""
+    import psycopg
+
+    params = dict(connection.get_connection_params())
+    params.pop("cursor_factory", None)  # the registry's counting cursor: a probe is not a query
+    params["connect_timeout"] = CONNECT_TIMEOUT
+    params["autocommit"] = True
+    try:
+        with psycopg.connect(**params) as conn:
+            conn.execute("SELECT 1")
     except Exception as exc:  # any driver error means not ready
         return f"unreachable: {exc.__class__.__name__}"
     return None

@@ -18,8 +18,9 @@ from typing import Any
 from celery import bootsteps
 from celery.beat import PersistentScheduler
 
-# registry.heartbeat is imported where it is used: every process imports this module (through
-# registry.celery), and `python -m registry.heartbeat` must find that module not yet imported.
+# registry.heartbeat is imported where it is used (lazy): every process imports this module
+# (through registry.celery), and `python -m registry.heartbeat` must find that module not yet
+# imported.
 
 SCHEDULER = "registry.heartbeat_celery:HeartbeatScheduler"
 
@@ -34,9 +35,9 @@ class WorkerHeartbeat(bootsteps.StartStopStep):
         self.beater: Any = None
 
     def start(self, parent: Any) -> None:
-        from registry import heartbeat
+        from registry.heartbeat import Beater  # lazy: `python -m registry.heartbeat` runs it
 
-        self.beater = heartbeat.Beater("worker")
+        self.beater = Beater("worker")
         self.beater.start()
 
     def stop(self, parent: Any) -> None:
@@ -52,14 +53,14 @@ class HeartbeatScheduler(PersistentScheduler):
     beat's heartbeat after each pass."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
-        from registry import heartbeat
+        from registry.heartbeat import Beater, interval  # lazy: `python -m registry.heartbeat`
 
         super().__init__(*args, **kwargs)
-        self.heartbeat_seconds = heartbeat.interval()
+        self.heartbeat_seconds = interval()
         # Pass at least once a heartbeat interval, even when nothing is due sooner.
         settled: float = vars(self)["max_interval"]  # set by Scheduler.__init__
         self.max_interval = min(settled, self.heartbeat_seconds)
-        self._beater = heartbeat.Beater("beat", self.heartbeat_seconds)
+        self._beater = Beater("beat", self.heartbeat_seconds)
         self._last_beat = 0.0
 
     def tick(self, *args: Any, **kwargs: Any) -> float:

@@ -32,11 +32,13 @@ import math
 import threading
 import time
 from collections.abc import Callable
+from importlib import import_module
 from typing import Any, cast
 
 from django.conf import settings
 from django.core.cache import cache
 from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.utils.module_loading import import_string
 
 from registry import metrics
 from registry.errors import PROBLEM_CONTENT_TYPE, problem_type
@@ -224,7 +226,27 @@ def hit(scope: str, client: str, rate: Rate | None) -> float:
 ARD_PREFIX = "/ard/"
 
 
-def too_many(wait: float, detail: str, *, path: str = "") -> HttpResponse:
+def _page_for_people(request: HttpRequest, wait: float, detail: str) -> HttpResponse | None:
+    """The URLconf's ``handler429`` (a dotted path, as Django's ``handler404``): the page a
+    person gets over the limit, or None (a program: JSON). This layer renders no pages itself."""
+    urlconf = getattr(request, "urlconf", None) or settings.ROOT_URLCONF
+    handler = getattr(import_module(urlconf), "handler429", None)
+    if handler is None:
+        return None
+    view = import_string(handler) if isinstance(handler, str) else handler
+    page: HttpResponse | None = view(request, wait=wait, detail=detail)
+    return page
+
+
+def too_many(
+    wait: float, detail: str, *, path: str = "", request: HttpRequest | None = None
+) -> HttpResponse:
+    """The 429: a page for a person (``request`` given: :func:`_page_for_people`), ARD's
+    envelope under /ard/, problem+json everywhere else; ``Retry-After`` on each."""
+    if request is not None:
+        page = _page_for_people(request, wait, detail)
+        if page is not None:
+            return page
     if path.startswith(ARD_PREFIX):
         response = JsonResponse({"errorCode": "RATE_LIMIT_EXCEEDED", "message": detail}, status=429)
         response["Retry-After"] = str(math.ceil(wait))
@@ -251,6 +273,7 @@ def check(request: HttpRequest, scope: str, rate_text: str) -> HttpResponse | No
             wait,
             f"Too many requests from this client ({rate_text}); retry later.",
             path=request.path,
+            request=request,
         )
     return None
 

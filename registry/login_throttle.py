@@ -20,6 +20,7 @@ from typing import Any
 
 from django.conf import settings
 from django.contrib.admin.forms import AdminAuthenticationForm
+from django.contrib.auth import get_user_model
 from django.contrib.auth.backends import ModelBackend
 from django.core.cache import cache
 from django.core.exceptions import PermissionDenied, ValidationError
@@ -131,8 +132,6 @@ class ThrottledModelBackend(ModelBackend):
 
     @staticmethod
     def _username_field() -> str:
-        from django.contrib.auth import get_user_model
-
         return str(get_user_model().USERNAME_FIELD)
 
 

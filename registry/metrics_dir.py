@@ -13,6 +13,13 @@ empties the directory first, before any worker writes:
 
 One directory per group of processes started together: a web server and a Celery worker on
 the same machine each need their own (each would empty the other's).
+
+A management command is not one of the node's servers: ``manage.py`` drops the variable for
+every command but ``runserver`` (:func:`for_command`), so the command keeps its series in its
+own memory and writes nothing into the directory. Compose's web service runs ``migrate`` in
+the web container, after the entrypoint emptied the directory and before granian starts: its
+500 queries and its series were added to the node's first scrapes as if the web tier had made
+them (issue 46, section 3).
 """
 
 from __future__ import annotations
@@ -35,6 +42,18 @@ def reset(directory: str | None = None) -> Path | None:
         if entry.is_file():
             entry.unlink(missing_ok=True)
     return path
+
+
+# manage.py commands that serve requests, and so count into the node's directory.
+SERVING_COMMANDS = frozenset({"runserver"})
+
+
+def for_command(argv: list[str]) -> None:
+    """Before ``manage.py`` loads Django (prometheus_client reads the variable once, at its
+    import): a command that does not serve leaves the node's metrics directory alone."""
+    command = argv[1] if len(argv) > 1 else ""
+    if command not in SERVING_COMMANDS:
+        os.environ.pop("PROMETHEUS_MULTIPROC_DIR", None)
 
 
 def main(argv: list[str]) -> None:

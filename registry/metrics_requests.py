@@ -20,6 +20,12 @@ Every answer is counted by status, once. The after-middleware sits inside the ot
 answer made by a middleware (the limiter's 429, a 500 from an exception raised in one, the
 CSRF 403) never reaches it: the before-middleware, outermost, counts those it did not see, in
 the same series, with ``view="<middleware>"``. Tests: tests/metrics/test_every_answer.py.
+
+A request the registry makes to itself is not traffic: each web worker's warm-up request
+(registry/serving.py ``warm_up``, before the worker serves) carries :data:`UNCOUNTED` in its
+environ and leaves no trace in these series (nor an access line: registry/logs/access.py).
+Counted, it made every start of a node look like traffic: one ``/healthz`` per worker.
+Tests: tests/metrics/test_warm_up.py, and the failure drills (tests/faults/test_drills.py).
 """
 
 from __future__ import annotations
@@ -42,7 +48,15 @@ METHODS = frozenset(
 )
 OTHER = "other"
 MIDDLEWARE_VIEW = "<middleware>"  # the view label of an answer no view made
+SERVER_ERRORS = ("500", "503")  # what the registry answers when it fails: made at 0
 _COUNTED = "_registry_answer_counted"
+# In the environ (request.META) of a request the registry makes to itself: not counted.
+UNCOUNTED = "registry.uncounted"
+
+
+def counted(request: HttpRequest) -> bool:
+    """Whether ``request`` is traffic (not one the registry made to itself)."""
+    return not request.META.get(UNCOUNTED)
 
 
 def method_label(method: str | None) -> str:
@@ -56,8 +70,24 @@ class PrometheusAfterMiddleware(CountingAfterMiddleware):
     def _method(self, request: HttpRequest) -> str:
         return method_label(request.method)
 
+    def process_request(self, request: HttpRequest) -> Any:
+        return super().process_request(request) if counted(request) else None
+
+    def process_view(self, request: HttpRequest, *args: Any, **kwargs: Any) -> Any:
+        return super().process_view(request, *args, **kwargs) if counted(request) else None
+
+    def process_template_response(self, request: HttpRequest, response: Any) -> Any:
+        if not counted(request):
+            return response
+        return super().process_template_response(request, response)
+
+    def process_exception(self, request: HttpRequest, exception: Exception) -> Any:
+        return super().process_exception(request, exception) if counted(request) else None
+
     def process_response(self, request: HttpRequest, response: Any) -> Any:
         setattr(request, _COUNTED, True)
+        if not counted(request):
+            return response
         return super().process_response(request, response)
 
     def label_metric(
@@ -76,10 +106,18 @@ class PrometheusBeforeMiddleware(CountingBeforeMiddleware):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        # Loaded once per serving process: its counters' closed label sets, at 0.
+        # Loaded once per serving process: its counters' closed label sets, at 0, and the
+        # server errors' statuses (RegistryServerErrors' rate() sees the first outage's 500s).
         metrics.init_label_sets()
+        for status in SERVER_ERRORS:
+            self.metrics.responses_by_status.labels(status=status).inc(0)
+
+    def process_request(self, request: HttpRequest) -> Any:
+        return super().process_request(request) if counted(request) else None
 
     def process_response(self, request: HttpRequest, response: Any) -> Any:
+        if not counted(request):
+            return response
         response = super().process_response(request, response)
         if not getattr(request, _COUNTED, False):
             setattr(request, _COUNTED, True)

@@ -1,7 +1,8 @@
 """A Celery worker's metrics: its node's directory, its children's end, and its own server.
 
 A node that runs only workers has no web server to ask for ``/metrics``, so the worker's main
-process serves the node's exposition itself (registry/metrics_exposition.py) with
+process serves the node's exposition itself (registry/metrics_exposition.py, with the
+dependency gauge of registry/health.py: whether this node reaches PostgreSQL and Redis) with
 prometheus_client's HTTP server, on ``REGISTRY_METRICS_PORT`` at ``REGISTRY_METRICS_ADDRESS``
 (off unless a port is set). That server has no access control of its own: bind it to an
 address only the monitoring can reach (docs/operations.md).
@@ -48,6 +49,9 @@ def serve(port: int, address: str) -> Any:
     from django.db import connections
     from prometheus_client import CollectorRegistry, start_http_server
 
+    # registry_dependency_up on a worker node too: registered here, not left to whichever
+    # task module happens to import the URLconf (which imports it on a web node).
+    from registry import health  # noqa: F401 - registers the dependency gauge
     from registry.metrics_exposition import NodeCollector
 
     class Closing:

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.conf import settings
+
 PROBLEM = {
     "type": "object",
     "description": "RFC 9457 problem details.",
@@ -270,8 +272,6 @@ def links_to_agent(detail_operation: str) -> dict[str, Any]:
 
 
 def _import_schema() -> dict[str, Any]:
-    from django.conf import settings  # lazy: the foundation reads settings when asked
-
     inline, listing = IMPORT["oneOf"]
     urls = {**inline["properties"]["urls"], "maxItems": settings.REGISTRY_IMPORT_INLINE_MAX_URLS}
     return {"oneOf": [{**inline, "properties": {"urls": urls}}, listing]}

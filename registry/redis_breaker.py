@@ -9,8 +9,8 @@ server (host and port): for :data:`OPEN_SECONDS` every call fails at once with
 being down: limits fail open, the A2A store answers -32603). After that one call is let through
 to try; the others keep failing at once until it answers (closed again) or fails (open again).
 So a request waits for Redis at most once per :data:`OPEN_SECONDS` per process, and no longer
-than the cache's socket timeouts (1 s: registry/settings.py), and the cache comes back at most
-:data:`OPEN_SECONDS` after Redis does.
+than the cache's socket timeouts (1 s: registry/settings/cache.py), and the cache comes back at
+most :data:`OPEN_SECONDS` after Redis does.
 
 ``CACHES`` use it as ``"pool_class": "registry.redis_breaker.ConnectionPool"`` (plain
 ``redis://`` servers; ``rediss://`` and unix sockets keep redis-py's own connections).

@@ -23,6 +23,9 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from django.conf import settings
+from django.db import close_old_connections
+
+from registry.celery import app
 
 logger = logging.getLogger(__name__)
 
@@ -98,10 +101,6 @@ class InProcessSchedule:
 
 def run_task(task: str) -> None:
     """Run one task by name in this thread, as a worker would; a failure is logged."""
-    from django.db import close_old_connections
-
-    from registry.celery import app
-
     close_old_connections()
     try:
         if task not in app.tasks:  # the apps' task modules, as a worker imports them

@@ -78,4 +78,6 @@ urlpatterns = [
 handler400 = "registry.errors.bad_request_view"
 # People get the catalogue's 404 page, programs their door's JSON (cards/catalogue/not_found.py).
 handler404 = "cards.catalogue.page_not_found"
+# Not Django's: the per-client limit (registry/limits.py) asks it for a page for people.
+handler429 = "cards.catalogue.rate_limited_page"
 handler500 = "registry.errors.server_error_view"

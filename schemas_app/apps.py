@@ -9,7 +9,6 @@ class SchemasConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        # Models are loaded now; the hooks module imports them.
-        from schemas_app import hooks
+        from schemas_app import hooks  # lazy: it imports models, loaded only now
 
         hooks.register()

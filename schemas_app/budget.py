@@ -34,6 +34,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from celery import current_task
 from django.conf import settings
 
 from registry import metrics
@@ -190,8 +191,6 @@ _TASK_ATTRIBUTE = "registry_schema_budget"
 
 
 def _task_request() -> Any:
-    from celery import current_task  # noqa: PLC0415 - only asked when no budget is open
-
     if current_task and getattr(current_task.request, "id", None):
         return current_task.request
     return None

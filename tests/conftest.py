@@ -10,7 +10,15 @@ from typing import Any
 import pytest
 from rest_framework.test import APIClient
 
-from tests.parallel import worker_environment, worker_index
+from tests.parallel import (
+    RedisInUse,
+    drop_left_behind,
+    lock_redis_databases,
+    process_alive,
+    with_run_suffix,
+    worker_environment,
+    worker_index,
+)
 from tests.support import SHARED, CardServer, running_server
 
 # Fixtures that start real Celery workers, shared by the end-to-end modules.
@@ -47,8 +55,50 @@ def pytest_configure_node(node: Any) -> None:
     in its environment, read by its settings and inherited by what it starts (tests/parallel.py)."""
     changes = worker_environment(os.environ, worker_index(node.workerinput["workerid"]))
     node.workerinput["controller_redis_url"] = os.environ.get("REDIS_URL", "")
+    node.workerinput["registry_run"] = os.getpid()  # the run's test databases carry it
     if changes:
         node.gateway.remote_exec(f"import os\nos.environ.update({changes!r})").waitclose()
+
+
+_REDIS_LOCKS = pytest.StashKey[list[Any]]()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """In the run's first process (the xdist controller, or the only one): hold the Redis
+    databases the run will use, or stop at once saying which variable gives others, when
+    another run on this machine holds one (tests/parallel.py). A collection touches none."""
+    url = os.environ.get("REDIS_URL", "")
+    if hasattr(config, "workerinput") or config.option.collectonly or not url:
+        return
+    workers = int(config.getoption("numprocesses", 0) or 0)
+    try:
+        config.stash[_REDIS_LOCKS] = lock_redis_databases(url, workers)
+    except RedisInUse as exc:
+        raise pytest.UsageError(str(exc)) from None
+
+
+@pytest.fixture(scope="session")
+def django_db_modify_db_settings(
+    django_db_modify_db_settings_parallel_suffix: None, request: pytest.FixtureRequest
+) -> None:
+    """pytest-django's worker suffix (``test_registry_gw0``), then the run's own
+    (``_run<controller pid>``), so a run beside another on the same PostgreSQL never meets its
+    databases; databases of runs whose process is gone are dropped first (tests/parallel.py).
+    With ``--reuse-db`` the names stay as pytest-django makes them."""
+    from django.conf import settings
+
+    if request.config.getoption("reuse_db", False):
+        return
+    workerinput = getattr(request.config, "workerinput", {})
+    run = int(workerinput.get("registry_run", os.getpid()))
+    for alias in settings.DATABASES:
+        database = settings.DATABASES[alias]
+        if "postgresql" not in database["ENGINE"]:
+            continue
+        test = database.setdefault("TEST", {})
+        base = f"test_{database['NAME']}"
+        drop_left_behind(database, base, process_alive)
+        test["NAME"] = with_run_suffix(test.get("NAME") or base, run)
 
 
 def pytest_collection_modifyitems(config: Any, items: list[Any]) -> None:

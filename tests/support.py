@@ -105,15 +105,19 @@ def running_server(host: str = "127.0.0.1") -> Iterator[CardServer]:
 
 def make_run_environment(directory: Path, **extra: str) -> dict[str, str]:
     """``make run``'s environment for a process started by a test: nothing of this run's
-    database, broker, key or registry settings; debug on; SQLite in ``directory``; ``extra``."""
+    database, broker, key or registry settings; what the Makefile's run target sets (debug on,
+    loopback agents fetched: tests/make_run.py); SQLite in ``directory``; ``extra``."""
     import os
+
+    from tests.make_run import run_environment
 
     env = {
         key: value
         for key, value in os.environ.items()
         if not key.startswith(("DATABASE_URL", "REDIS_URL", "CELERY_", "DJANGO_", "REGISTRY_"))
     }
-    env.update(DJANGO_DEBUG="true", REGISTRY_SQLITE_PATH=str(directory / "db.sqlite3"), **extra)
+    env.update(run_environment())
+    env.update(REGISTRY_SQLITE_PATH=str(directory / "db.sqlite3"), **extra)
     return env
 
 

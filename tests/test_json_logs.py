@@ -173,6 +173,31 @@ def test_celerys_handlers_write_json_when_the_setting_says_so(settings: Any) -> 
     )
 
 
+def test_the_pools_own_logger_writes_json_too(
+    settings: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Celery gives billiard's pool logger a handler of its own, beside the root's: a pool
+    child lost ("Process 'ForkPoolWorker-2' exited with 'signal 15'") was a text line among the
+    JSON ones (the failure drills found it: tests/faults/test_drills.py)."""
+    from celery.utils.log import get_multiprocessing_logger
+
+    settings.REGISTRY_LOG_FORMAT = "json"
+    pool = get_multiprocessing_logger()
+    stream = io.StringIO()
+    handler = logging.StreamHandler(stream)
+    handler.setFormatter(ColorFormatter("[%(levelname)s/%(processName)s] %(message)s"))
+    monkeypatch.setattr(pool, "handlers", [handler])
+    root = logging.getLogger()
+    monkeypatch.setattr(root, "handlers", [])  # what Celery sends the signal with
+
+    task_signals._format_handlers(logger=root)
+    pool.error("Process %r pid:%d exited with %r", "ForkPoolWorker-2", 7, "signal 15 (SIGTERM)")
+
+    line = json.loads(stream.getvalue())
+    assert line["level"] == "ERROR" and line["logger"] == pool.name
+    assert line["message"] == "Process 'ForkPoolWorker-2' pid:7 exited with 'signal 15 (SIGTERM)'"
+
+
 @pytest.mark.parametrize(
     ("args", "kwargs", "expected"),
     [

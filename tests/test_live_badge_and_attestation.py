@@ -58,9 +58,10 @@ def test_the_live_badge_follows_the_live_outcome(client: Client, agent: Agent) -
     assert message(failing) == "live: fail" and fill(failing) == "#e05d44"
     assert "my agent: live: fail" in failing.content.decode()
 
-    # Without ?show=live (or with anything else) the badge is the card's, as before.
+    # Without ?show=live (or with anything else) the badge is the card's, as before (the live
+    # checks failed last: the card's facts only).
     for query in ({}, {"show": "card"}, {"show": "<script>"}):
-        assert message(client.get(f"/badges/{agent.pk}.svg", query)) == "unsigned"
+        assert message(client.get(f"/badges/{agent.pk}.svg", query)) == "valid, unsigned"
 
 
 def test_the_live_badge_caches_and_revalidates_as_the_card_badge_does(

@@ -13,7 +13,7 @@ from django.utils import timezone
 
 from cards import crawling
 from cards.models import Agent, CrawlAttempt
-from cards.rendering import store
+from cards.rendering.uptime import uptimes
 from cards.tasks import crawl_agent
 from tests.factories import minimal_card
 from tests.support import CardServer, Reply
@@ -79,7 +79,7 @@ def test_a_304_counts_the_uptimes_as_a_full_rendering_does(
     card_server: CardServer, loopback_allowed: Any
 ) -> None:
     """The 304 counts the agent's attempts in its locked read, before recording its own; the
-    shares it stores are the ones store.uptimes reads from the attempt rows afterwards, with
+    shares it stores are the ones uptimes reads from the attempt rows afterwards, with
     failures and attempts outside either window among them."""
     agent = _stored_behind_etag(card_server, "Flaky")
     other = Agent.objects.create(url=agent.url + "?other", card_url=agent.url + "?other")
@@ -100,4 +100,4 @@ def test_a_304_counts_the_uptimes_as_a_full_rendering_does(
     health = json.loads(Agent.objects.get(pk=agent.pk).detail_doc)["health"]
     # This crawl, the first one and 6 in 30 days (3 ok), 3 in 7 days (1 ok).
     assert (health["uptime_7d"], health["uptime_30d"]) == (0.6, 0.5)
-    assert store.uptimes([agent.pk])[agent.pk] == (0.6, 0.5)
+    assert uptimes([agent.pk])[agent.pk] == (0.6, 0.5)

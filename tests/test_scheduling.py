@@ -12,7 +12,7 @@ from celery.signals import task_prerun
 from django.utils import timezone
 from rest_framework.test import APIClient
 
-from cards import crawling, health, politeness, scheduling
+from cards import crawling, health, politeness, scheduling, services
 from cards.models import Agent, CrawlAttempt
 from cards.tasks import sweep
 from tests.factories import minimal_card
@@ -125,7 +125,7 @@ def test_health_moves_through_degraded_unreachable_and_back(
     seen = []
     delays = []
     for _ in range(3):
-        with pytest.raises(crawling.TransientCrawlError):
+        with pytest.raises(services.TransientCrawlError):
             crawling.agent_crawl(agent_id=agent.pk)
         agent.refresh_from_db()
         seen.append(agent.health)
@@ -149,7 +149,7 @@ def test_retry_after_is_a_floor_for_the_next_crawl(
 ) -> None:
     url = card_server.serve("/slow.json", b"", status=429, headers={"Retry-After": "7200"})
     agent = Agent.objects.create(url=url, card_url=url)
-    with pytest.raises(crawling.TransientCrawlError):
+    with pytest.raises(services.TransientCrawlError):
         crawling.agent_crawl(agent_id=agent.pk)
     agent.refresh_from_db()
     assert agent.next_crawl_at >= timezone.now() + timedelta(seconds=7190)

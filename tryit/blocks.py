@@ -19,6 +19,7 @@ from schemas_app.fields import read_fields
 from schemas_app.payloads import DeclaredSchemas
 from schemas_app.skill_inputs import SkillInput, card_entry, input_of
 from tryit import messages, outputs
+from tryit.labels import example_label
 
 # Keywords whose values are data, not schemas: left as they are.
 _VALUES = frozenset({"default", "examples", "enum", "const"})
@@ -50,6 +51,9 @@ class Block:
     reason: str  # why the form falls back to a JSON editor ("" when the form may render)
     examples: list[Example]
     payload: Any
+    # The example the form starts from (1-based; 0: none): the first, or the one a page link
+    # asked for (``?example=N``, so an example works without JavaScript).
+    chosen: int = 0
     outputs: list[Output] = field(default_factory=list)
     # The skill's outputFields (seed 001), a row each: field, kind, media types, description,
     # required (not optional).
@@ -82,6 +86,10 @@ class Block:
                 # The validator takes {"skill": id} for inputFields, {"schema": name} otherwise.
                 "schemaName": self.schema_name,
                 "schema": for_form(self.schema) if not self.reason else None,
+                # A JSON editor's errors are still said by the fields' labels (words.js).
+                "wordsSchema": self.schema
+                if self.reason and isinstance(self.schema, dict)
+                else None,
                 "reason": self.reason,
                 "examples": [{"label": e.label, "payload": e.payload} for e in self.examples],
                 "payload": self.payload,
@@ -118,20 +126,30 @@ def for_form(schema: Any, depth: int = 0) -> Any:
 
 def _candidates(skill: Skill, schema: Any) -> list[Example]:
     """The skill's examples that are JSON (seed 000 writes them as JSON text), then the
-    schema's own ``examples``."""
-    found: list[Example] = []
-    for index, text in enumerate(skill.examples or []):
+    schema's own ``examples``; each named by its values (tryit.labels)."""
+    values: list[Any] = []
+    for text in skill.examples or []:
         if not isinstance(text, str):
             continue
         try:
-            value = json.loads(text)
+            values.append(json.loads(text))
         except ValueError:
             continue
-        found.append(Example(f"Skill example {index + 1}", value))
     listed = schema.get("examples") if isinstance(schema, dict) else None
-    for index, value in enumerate(listed if isinstance(listed, list) else []):
-        found.append(Example(f"Schema example {index + 1}", value))
-    return found[:MAX_EXAMPLES]
+    values += listed if isinstance(listed, list) else []
+    # The same example in the skill and in its schema is one link, not two of the same name.
+    seen: set[str] = set()
+    unique = []
+    for value in values:
+        key = json.dumps(value, sort_keys=True)
+        if key not in seen:
+            seen.add(key)
+            unique.append(value)
+    name = skill.name or skill.skill_id
+    return [
+        Example(example_label(value, schema, f"{name}, example {index + 1}"), value)
+        for index, value in enumerate(unique[:MAX_EXAMPLES])
+    ]
 
 
 def _initial(schema: Any, examples: list[Example], valid: Callable[[Any], bool]) -> Any:
@@ -207,6 +225,7 @@ def _block(found: SkillInput, declared: DeclaredSchemas) -> Block:
         reason=reason,
         examples=examples,
         payload=_initial(schema, examples, valid) if usable else {},
+        chosen=1 if examples else 0,
         outputs=_outputs(skill, declared),
     )
     if found.fields is not None:
@@ -216,9 +235,10 @@ def _block(found: SkillInput, declared: DeclaredSchemas) -> Block:
     return block
 
 
-def blocks_of(agent: Agent, skills: list[Skill]) -> list[Block]:
+def blocks_of(agent: Agent, skills: list[Skill], *, example: int = 0) -> list[Block]:
     """The blocks of the agent's skills; no query for an agent without skills, one (the card's
-    skills) for an agent with none to try."""
+    skills) for an agent with none to try. ``example`` (1-based) picks the example each form
+    starts from, where there is one of that number."""
     if not skills:
         return []
     # Each skill's card entry alone (a card may hold thousands of skills; a page shows one).
@@ -236,6 +256,9 @@ def blocks_of(agent: Agent, skills: list[Skill]) -> list[Block]:
     out = []
     for item, raw in found:
         block = _block(item, declared)
+        if 0 < example <= len(block.examples):
+            block.payload = block.examples[example - 1].payload
+            block.chosen = example
         block.output_fields = _output_fields(raw)
         block.interface = interface
         block.sdk_message = messages.message(v1, block.payload, block.media_type)

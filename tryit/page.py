@@ -73,6 +73,20 @@ def section(request: HttpRequest, agent: Agent) -> dict[str, Any] | None:
     }
 
 
+def _examples(agent: Agent, block: Block) -> list[dict[str, Any]]:
+    """The block's examples as links to the page started from each (``?example=N``): they
+    work without JavaScript, and try-it.js loads them in place."""
+    page = try_url(agent, block.skill_id)
+    return [
+        {
+            "label": example.label,
+            "url": f"{page}&{urlencode({'example': number})}",
+            "current": number == block.chosen,
+        }
+        for number, example in enumerate(block.examples, start=1)
+    ]
+
+
 def block_section(request: HttpRequest, agent: Agent, blocks: list[Block]) -> dict[str, Any]:
     """What ``tryit/_try_it.html`` shows of ``blocks`` (one skill's, on its "Try it" page)."""
     unproven = proofs.missing(agent) if may_send(request.user, agent) else []
@@ -91,6 +105,7 @@ def block_section(request: HttpRequest, agent: Agent, blocks: list[Block]) -> di
             {
                 "block": block,
                 "form": _form(block),
+                "examples": _examples(agent, block),
                 "config": block.config(validate_url=validate_url, send_url=send_url),
                 "payload": json.dumps(block.payload, indent=2, ensure_ascii=False),
                 "schema": json.dumps(block.schema, indent=2, ensure_ascii=False),

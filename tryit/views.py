@@ -2,7 +2,8 @@
 
 The agent is read through the one visibility gate (an agent the reader may not see is the
 catalogue's 404 page); a skill the card does not have is a 404 page that says so, a skill with
-no structured input a page that says why there is no form.
+no structured input a page that says why there is no form. ``?example=N`` starts the form from
+the skill's N-th example: the example links work without JavaScript.
 """
 
 from __future__ import annotations
@@ -27,6 +28,11 @@ UNREAD = ("findings", "search_text", "signature", "summary_doc", "detail_doc", "
 _MAX_SKILL_ID = Skill._meta.get_field("skill_id").max_length or 512
 
 
+def _number(text: str) -> int:
+    """A positive page parameter, or 0 for anything else."""
+    return int(text) if text.isascii() and text.isdigit() and len(text) <= 4 else 0
+
+
 @require_safe
 def try_page(request: HttpRequest, pk: uuid.UUID) -> HttpResponse:
     agent = gate.agents(Viewer.of(request.user)).defer(*UNREAD).filter(pk=pk).first()
@@ -45,7 +51,7 @@ def try_page(request: HttpRequest, pk: uuid.UUID) -> HttpResponse:
     }
     if skill is None:
         return _secure(render(request, "tryit/try_page.html", context, status=404))
-    blocks = blocks_of(agent, [skill])
+    blocks = blocks_of(agent, [skill], example=_number(request.GET.get("example", "")))
     if blocks:
         context["section"] = block_section(request, agent, blocks)
     response = render(request, "tryit/try_page.html", context)

@@ -10,9 +10,33 @@ from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.utils.safestring import SafeString
 
 from cards import hooks, moderation
-from cards.admin import actions as bulk
-from cards.admin import displays, inlines
+from cards.admin.actions import (
+    ReasonActionForm,
+    approve,
+    feature,
+    hide,
+    reason_problem,
+    recrawl,
+    reject,
+)
+from cards.admin.displays import (
+    attempts,
+    embed_snippets,
+    findings,
+    live_checks,
+    schema_names,
+    signatures,
+)
+from cards.admin.displays import pretty_card as card_as_served
 from cards.admin.filters import ExtensionFilter, SchemaFilter
+from cards.admin.inlines import (
+    AgentEventInline,
+    AgentKeyInline,
+    ExtensionInline,
+    PinnedKeyInline,
+    SkillInline,
+    SnapshotInline,
+)
 from cards.models import Agent, AuditEntry, PinnedKey, Snapshot
 from registry.errors import ProblemError
 
@@ -64,15 +88,15 @@ class AgentAdmin(admin.ModelAdmin):
         "probe_messages",
     ]
     search_fields = ["name", "url", "card_url", "provider_organization", "description"]
-    actions = [bulk.approve, bulk.reject, bulk.feature, bulk.hide, bulk.recrawl]
-    action_form = bulk.ReasonActionForm
+    actions = [approve, reject, feature, hide, recrawl]
+    action_form = ReasonActionForm
 
     def response_action(
         self, request: HttpRequest, queryset: Any, *args: Any, **kwargs: Any
     ) -> HttpResponse | None:
         """A reason the action form refuses (a NUL, past 2,000 characters) is named as such;
         Django's admin would say "No action selected." and do nothing."""
-        problem = bulk.reason_problem(request)
+        problem = reason_problem(request)
         if problem is not None:
             self.message_user(request, problem, messages.ERROR)
             return HttpResponseRedirect(request.get_full_path())
@@ -80,12 +104,12 @@ class AgentAdmin(admin.ModelAdmin):
 
     list_select_related = ["submitted_by"]
     inlines = [
-        inlines.PinnedKeyInline,
-        inlines.SkillInline,
-        inlines.ExtensionInline,
-        inlines.SnapshotInline,
-        inlines.AgentKeyInline,
-        inlines.AgentEventInline,
+        PinnedKeyInline,
+        SkillInline,
+        ExtensionInline,
+        SnapshotInline,
+        AgentKeyInline,
+        AgentEventInline,
     ]
     fieldsets = [
         (
@@ -198,31 +222,31 @@ class AgentAdmin(admin.ModelAdmin):
 
     @admin.display(description="Signature outcomes")
     def signature_table(self, agent: Agent) -> SafeString | str:
-        return displays.signatures(agent)
+        return signatures(agent)
 
     @admin.display(description="Findings")
     def findings_table(self, agent: Agent) -> SafeString | str:
-        return displays.findings(agent)
+        return findings(agent)
 
     @admin.display(description="Crawl history (latest 20)")
     def attempts_table(self, agent: Agent) -> SafeString | str:
-        return displays.attempts(agent)
+        return attempts(agent)
 
     @admin.display(description="Schemas")
     def schemas_table(self, agent: Agent) -> SafeString | str:
-        return displays.schema_names(agent)
+        return schema_names(agent)
 
     @admin.display(description="Checks of the last run")
     def live_table(self, agent: Agent) -> SafeString | str:
-        return displays.live_checks(agent)
+        return live_checks(agent)
 
     @admin.display(description="Card as served")
     def card_json(self, agent: Agent) -> SafeString | str:
-        return displays.pretty_card(agent.latest_snapshot)
+        return card_as_served(agent.latest_snapshot)
 
     @admin.display(description="Snippets")
     def embed_table(self, agent: Agent) -> SafeString | str:
-        return displays.embed_snippets(agent, getattr(self, "_base_url", ""))
+        return embed_snippets(agent, getattr(self, "_base_url", ""))
 
 
 @admin.register(Snapshot)
@@ -243,7 +267,7 @@ class SnapshotAdmin(admin.ModelAdmin):
 
     @admin.display(description="Card as served")
     def pretty_card(self, snapshot: Snapshot) -> SafeString | str:
-        return displays.pretty_card(snapshot)
+        return card_as_served(snapshot)
 
 
 @admin.register(AuditEntry)

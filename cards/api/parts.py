@@ -29,7 +29,7 @@ from cards.reads import gate, paging, parts
 from cards.reads.params import Query
 from cards.rendering.bounds import PAGE_BYTES, within
 from cards.rendering.documents import skill_document
-from cards.rendering.shapes import LiveCheckSerializer, SkillSerializer
+from cards.rendering.section_shapes import LiveCheckSerializer, SkillSerializer
 
 SKILLS = paging.Keyset(scope="agent-skills", order=("position", "id"))
 

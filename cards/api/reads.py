@@ -65,7 +65,12 @@ SEARCH_PARAMETERS = [
     OpenApiParameter("provider", str, description="Provider organization (any case)."),
     OpenApiParameter("streaming", bool),
     OpenApiParameter("valid", bool, description="No error-level finding."),
-    OpenApiParameter("verified", bool, description="Signed with a key bound to its origin."),
+    OpenApiParameter(
+        "verified",
+        bool,
+        description="A verified publisher: the owner proved they run the card's origin.",
+    ),
+    OpenApiParameter("signed", bool, description="Signed with a key bound to its origin."),
     OpenApiParameter(
         "health",
         str,
@@ -124,7 +129,8 @@ def agent_list(request: Request) -> HttpResponse:
     if since is not None:
         return _changes(request, query, since, limit)
     search = AgentSearch.parse(query)
-    with door_metrics.searched("rest", search.q, ranked=mode == "semantic"):
+    filtered = door_metrics.filtering(search)
+    with door_metrics.searched("rest", search.q, ranked=mode == "semantic", filtered=filtered):
         if mode == "semantic" and search.q:
             return _ranked(request, query, search, limit, min_score)
         return _listed(request, query, search, limit)

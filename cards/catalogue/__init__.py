@@ -12,6 +12,7 @@ from cards.catalogue.agent import agent_page
 from cards.catalogue.common import FACET_CACHE_KEY, PAGE_SIZE, safe_link
 from cards.catalogue.mine import my_agents
 from cards.catalogue.not_found import no_such_agent_page, page_not_found
+from cards.catalogue.refusals import csrf_failure, rate_limited_page
 from cards.catalogue.robots import robots_txt
 from cards.catalogue.search import facets, parse_search
 from cards.catalogue.views import favicon, home
@@ -20,6 +21,7 @@ __all__ = [
     "FACET_CACHE_KEY",
     "PAGE_SIZE",
     "agent_page",
+    "csrf_failure",
     "facets",
     "favicon",
     "home",
@@ -27,6 +29,7 @@ __all__ = [
     "no_such_agent_page",
     "page_not_found",
     "parse_search",
+    "rate_limited_page",
     "robots_txt",
     "safe_link",
 ]

@@ -14,7 +14,6 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
-from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.urls import NoReverseMatch, reverse
@@ -22,22 +21,32 @@ from django.views.decorators.http import require_safe
 
 from cards import hooks
 from cards.badges import embed_snippets
-from cards.catalogue import paging
 from cards.catalogue.common import _secure, safe_link
 from cards.catalogue.live import live_context
 from cards.catalogue.no_card import of_agent
+from cards.catalogue.page_cache import (
+    keep_page,
+    kept_page,
+    page_cacheable,
+    page_key,
+    page_version_of,
+)
+from cards.catalogue.page_reads import PageRow, page_row
+from cards.catalogue.paging import (
+    CHECKS_PER_PAGE,
+    INTERFACES_PER_PAGE,
+    SKILLS_PER_PAGE,
+    Part,
+    clamp,
+    part,
+    requested,
+)
 from cards.catalogue.schema_rows import schema_rows
 from cards.models import Agent, Extension, Mode, Skill
-from cards.reads import gate, parts
+from cards.reads import parts
 from cards.reads.gate import Viewer
 from cards.rendering.bounds import clip
 
-# Columns the page never shows: left unread (a card's interfaces and findings, the stored
-# documents and the index's arrays can each be megabytes).
-UNREAD = (
-    "findings", "search_text", "signature", "interfaces", "summary_doc", "detail_doc",
-    "facet_keys", "mode_keys", "tags", "capabilities", "ard_entry",
-)  # fmt: skip
 EXTENSIONS_SHOWN = 10
 # What a skill shows on the page (the API's skill list has the rest).
 SKILL_TEXT = 1000
@@ -85,44 +94,76 @@ class ShownSkill:
         )
 
 
-def _skills(request: HttpRequest, agent: Agent) -> paging.Part:
+def _skills(request: HttpRequest, agent: Agent) -> Part:
     total = Skill.objects.filter(agent=agent).count()
-    per = paging.SKILLS_PER_PAGE
-    number = paging.clamp(paging.requested(request, "skills_page"), total, per)
+    per = SKILLS_PER_PAGE
+    number = clamp(requested(request, "skills_page"), total, per)
     rows = Skill.objects.filter(agent=agent).order_by("position")
     offset = (number - 1) * per
     items = [ShownSkill.of(skill) for skill in rows[offset : offset + per]]
-    return paging.part(
+    return part(
         request, "skills_page", number=number, per_page=per, total=total, items=items,
         fragment="skills",
     )  # fmt: skip
 
 
-def _array(
-    request: HttpRequest, agents: QuerySet[Agent], agent: Agent, which: str, param: str,
-    per: int, fragment: str,
-) -> paging.Part:  # fmt: skip
-    """One page of the agent's interfaces or live check rows, read by the database."""
-    number = paging.requested(request, param)
-    total, items = parts.array_slice(agents, agent.pk, which, (number - 1) * per, per) or (0, [])
-    if not items and number > 1:  # past the last page: show the last one
-        number = paging.clamp(number, total, per)
-        total, items = parts.array_slice(agents, agent.pk, which, (number - 1) * per, per) or (
-            0,
-            [],
+def _listed(
+    request: HttpRequest, viewer: Viewer, pk: uuid.UUID
+) -> tuple[PageRow, Part, Part] | None:
+    """The agent row with the pages of its interfaces and live check rows the request asks
+    for (a page past the last one shows the last one), read together."""
+    lists = (("interfaces_page", INTERFACES_PER_PAGE), ("checks_page", CHECKS_PER_PAGE))
+    asked = [requested(request, param) for param, _ in lists]
+
+    def read(numbers: list[int]) -> PageRow | None:
+        (i, i_per), (c, c_per) = zip(numbers, (per for _, per in lists), strict=True)
+        return page_row(
+            viewer, pk, interfaces=((i - 1) * i_per, i_per), checks=((c - 1) * c_per, c_per)
         )
-    return paging.part(
-        request, param, number=number, per_page=per, total=total, items=items, fragment=fragment
-    )
+
+    row = read(asked)
+    if row is None:
+        return None
+    numbers = [
+        clamp(number, found.total, per) if not found.items and number > 1 else number
+        for number, found, (_, per) in zip(asked, (row.interfaces, row.checks), lists, strict=True)
+    ]
+    if numbers != asked:  # past the last page of a list: its last page
+        row = read(numbers)
+        if row is None:
+            return None
+    interfaces, checks = (
+        part(request, param, number=number, per_page=per, total=found.total,
+             items=found.items, fragment=fragment)
+        for (param, per), number, found, fragment in zip(
+            lists, numbers, (row.interfaces, row.checks), ("interfaces", "live-checks"),
+            strict=True,
+        )
+    )  # fmt: skip
+    return row, interfaces, checks
+
+
+def _not_found(request: HttpRequest, pk: uuid.UUID) -> HttpResponse:
+    return _secure(render(request, "catalogue/not_found.html", {"pk": pk}, status=404))
 
 
 @require_safe
 def agent_page(request: HttpRequest, pk: uuid.UUID) -> HttpResponse:
-    agents = gate.agents(Viewer.of(request.user))
-    agent = parts.live_head(agents.defer(*UNREAD).filter(pk=pk)).first()
-    if agent is None:
-        response = render(request, "catalogue/not_found.html", {"pk": pk}, status=404)
-        return _secure(response)
+    viewer = Viewer.of(request.user)
+    keep = False  # whether the page goes to the cache (page_cache)
+    if page_cacheable(request, viewer):
+        version = page_version_of(pk)
+        if version is None:
+            return _not_found(request, pk)
+        kept = kept_page(page_key(request, pk, version))
+        if kept is not None:
+            return _secure(HttpResponse(kept.body), scripts=kept.scripts)
+        keep = True
+    listed = _listed(request, viewer, pk)
+    if listed is None:
+        return _not_found(request, pk)
+    row, interfaces, checks = listed
+    agent = row.agent
     if agent.latest_snapshot_id is None:
         return _no_card_page(request, agent)
 
@@ -138,14 +179,6 @@ def agent_page(request: HttpRequest, pk: uuid.UUID) -> HttpResponse:
         else len(extensions)
     )
     skills = _skills(request, agent)
-    interfaces = _array(
-        request, agents, agent, parts.INTERFACES, "interfaces_page",
-        paging.INTERFACES_PER_PAGE, "interfaces",
-    )  # fmt: skip
-    checks = _array(
-        request, agents, agent, parts.LIVE_CHECKS, "checks_page",
-        paging.CHECKS_PER_PAGE, "live-checks",
-    )  # fmt: skip
     base_url = request.build_absolute_uri("/")
     page_url = request.build_absolute_uri(reverse("catalogue-agent", args=[agent.pk]))
     snippets = embed_snippets(agent, base_url, link_url=page_url)
@@ -192,7 +225,13 @@ def agent_page(request: HttpRequest, pk: uuid.UUID) -> HttpResponse:
         "sections": sections,
     }
     scripts = any(section.get("scripts") for section in sections)
-    return _secure(render(request, "catalogue/agent.html", context), scripts=scripts)
+    response = render(request, "catalogue/agent.html", context)
+    if keep:
+        # Kept under the version of the row it was rendered from (the version read first may
+        # be older: then nobody asks for it again).
+        name = page_key(request, pk, row.version)
+        keep_page(name, response.content, scripts=scripts)
+    return _secure(response, scripts=scripts)
 
 
 def _no_card_page(request: HttpRequest, agent: Agent) -> HttpResponse:

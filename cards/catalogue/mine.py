@@ -27,7 +27,7 @@ MINE_LIMIT = 200
 MINE_FIELDS = (
     "id", "url", "name", "moderation", "moderation_reason", "health", "valid",
     "signature_status", "latest_snapshot", "last_error", "last_crawled_at", "next_crawl_at",
-    "created_at", "publisher_origin",
+    "created_at", "publisher_origin", "live_outcome",
 )  # fmt: skip
 
 

@@ -138,6 +138,15 @@ class Page:
         return [*self.agents, *self.weak]
 
 
+def _live_outcome(live: Any) -> str:
+    """The live checks' outcome a row's chip shows: "" when no run happened (the summary says
+    ``not-checked`` without a time then), else pass, fail or not-checked."""
+    if not isinstance(live, dict) or not isinstance(live.get("outcome"), str):
+        return ""
+    outcome: str = live["outcome"]
+    return "" if outcome == "not-checked" and not live.get("checked_at") else outcome
+
+
 def _row(summary: dict[str, Any]) -> SimpleNamespace:
     """A result row for the template, from the agent's stored summary."""
     skills = summary.get("skills") or []
@@ -163,6 +172,7 @@ def _row(summary: dict[str, Any]) -> SimpleNamespace:
         publisher_origin=(summary.get("publisher") or {}).get("origin") or "",
         valid=(summary.get("validation") or {}).get("valid"),
         health=summary["health"]["state"],
+        live_outcome=_live_outcome(summary.get("live")),
         moderation=summary["moderation"]["state"],
         status=summary["status"],
         last_error=summary["crawl"]["last_error"],

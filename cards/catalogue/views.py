@@ -57,7 +57,8 @@ def home(request: HttpRequest) -> HttpResponse:
     featured: list[Agent] = []
     if parsed is not None:
         viewer = Viewer.of(request.user)
-        with door_metrics.searched("catalogue", parsed.q):
+        filtered = door_metrics.filtering(parsed)
+        with door_metrics.searched("catalogue", parsed.q, filtered=filtered):
             if parsed.q and semantic.semantic_available():
                 # The search box takes a need in plain words: ranked by meaning (docs/search.md).
                 agents = replace(parsed, q="").apply(gate.agents(viewer))
@@ -80,6 +81,8 @@ def home(request: HttpRequest) -> HttpResponse:
         "featured": featured,
         "facets": _facet_links(search, facets()),
         "active_filters": _active_filters(search),
+        # The filters folded on a phone say how many are on (the words searched for aside).
+        "filters_on": len(search.params()) - (1 if search.q else 0),
         "tag_inputs": [*search.tags, ""],
     }
     status = 400 if search.errors else 200

@@ -11,6 +11,11 @@ meanwhile (its text may have changed after it was read): a worker lost in the mi
 batch waiting for the next drain (the claim expires after :data:`CLAIM_SECONDS`). Without Redis
 (in-process mode, tests) agents are embedded by the ``cards.embed_agents`` task, one crawl at a
 time, as before.
+
+The request id follows a submission into its batch (issue 46): an agent marked by a crawl in a
+web request's story (a submission's) keeps that request id beside it (:data:`REQUESTS`), and the
+drain writes one line per such agent of each batch, with the submission's request id as the
+line's own and the drain's in ``batch_request_id``.
 """
 
 from __future__ import annotations
@@ -24,10 +29,12 @@ from django.conf import settings
 from django.db import transaction
 
 from cards import queue
+from registry.logs import context, follow_ups
 
 logger = logging.getLogger(__name__)
 
 KEY = "registry:embed:pending"
+REQUESTS = "registry:embed:requests"  # agent -> the request id of the submission that marked it
 CLAIM = "registry:embed:drain"
 CLAIM_SECONDS = 300  # a drain lost with its worker is replaced after this
 BATCH = 64  # agents per model run and upsert (about 270 texts)
@@ -40,6 +47,7 @@ local removed = 0
 for i = 1, #ARGV, 2 do
   if tonumber(redis.call('ZSCORE', KEYS[1], ARGV[i])) == tonumber(ARGV[i + 1]) then
     removed = removed + redis.call('ZREM', KEYS[1], ARGV[i])
+    redis.call('HDEL', KEYS[2], ARGV[i])
   end
 end
 return removed
@@ -87,22 +95,25 @@ def embed_after_commit(agent_ids: list[str]) -> None:
         queue.embed_after_commit(agent_ids)
         return
     ids = list(agent_ids)
-    transaction.on_commit(lambda: _mark(client, ids))
+    rid = context.request_id.get() if follow_ups.from_web.get() else None
+    transaction.on_commit(lambda: _mark(client, ids, rid))
 
 
-def mark(client: Any, agent_ids: list[str]) -> bool:
-    """Add the agents to the waiting set; True when this call took the claim (the caller then
-    queues a drain)."""
+def mark(client: Any, agent_ids: list[str], request_id: str | None = None) -> bool:
+    """Add the agents to the waiting set (with the submission's ``request_id``, if any); True
+    when this call took the claim (the caller then queues a drain)."""
     now = repr(time.time())
     pipe = client.pipeline(transaction=False)
     pipe.zadd(KEY, dict.fromkeys(agent_ids, now))
     pipe.set(CLAIM, "queued", nx=True, ex=CLAIM_SECONDS)
+    if request_id:
+        pipe.hset(REQUESTS, mapping=dict.fromkeys(agent_ids, request_id))
     return bool(pipe.execute()[1])
 
 
-def _mark(client: Any, agent_ids: list[str]) -> None:
+def _mark(client: Any, agent_ids: list[str], request_id: str | None = None) -> None:
     try:
-        claimed = mark(client, agent_ids)
+        claimed = mark(client, agent_ids, request_id)
     except Exception:  # Redis went away: embed these the plain way
         logger.warning("embedding queue unreachable; embedding %d agents directly", len(agent_ids))
         queue.send("cards.embed_agents", agent_ids, priority=queue.PERIODIC)
@@ -136,10 +147,27 @@ def drain(
             if client.zcard(KEY) and client.set(CLAIM, "running", nx=True, ex=CLAIM_SECONDS):
                 continue
             return written, False
-        written += embed([member.decode() for member, _ in batch])
+        members = [member.decode() for member, _ in batch]
+        _log_submissions(client, members)
+        written += embed(members)
         args: list[Any] = []
         for member, score in batch:
             args += [member, repr(score)]
-        done(keys=[KEY], args=args)
+        done(keys=[KEY, REQUESTS], args=args)
         if time.monotonic() >= deadline:
             return written, bool(client.zcard(KEY))
+
+
+def _log_submissions(client: Any, agent_ids: list[str]) -> None:
+    """One line per agent of the batch that a submission marked, under its request id."""
+    batch_rid = context.request_id.get()
+    for agent_id, rid in zip(agent_ids, client.hmget(REQUESTS, agent_ids), strict=True):
+        if rid is None:
+            continue
+        with context.bound(request=rid.decode(), agent=agent_id):
+            logger.info(
+                "embedding agent %s in a batch of %d",
+                agent_id,
+                len(agent_ids),
+                extra={"batch_request_id": batch_rid},
+            )

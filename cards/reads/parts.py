@@ -51,6 +51,18 @@ def array_slice(
             return None
         items = _python(agent, which)
         return len(items), items[offset : offset + count]
+    total, page = slice_columns(which, offset, offset + count - 1)
+    found = rows.annotate(part_total=total, part_items=page).values_list("part_total", "part_items")
+    row = found.first()
+    if row is None:
+        return None
+    total_count, items = row
+    return int(total_count or 0), items_of(items)
+
+
+def slice_columns(which: str, first: Any, last: Any) -> tuple[RawSQL, RawSQL]:
+    """The SQL of the list's length and of its items ``first`` to ``last`` (PostgreSQL), for
+    annotating a gated query of agents (the catalogue page reads both with its agent row)."""
     target = _sql(which)
     total = RawSQL(
         f"CASE jsonb_typeof({target}) WHEN 'array' THEN jsonb_array_length({target}) ELSE 0 END",
@@ -60,16 +72,16 @@ def array_slice(
         f"CASE jsonb_typeof({target}) WHEN 'array' THEN jsonb_path_query_array({target}, "
         "'$[$first to $last]', jsonb_build_object('first', %s, 'last', %s)) "
         "ELSE '[]'::jsonb END",
-        [offset, offset + count - 1],
+        [first, last],
     )
-    found = rows.annotate(part_total=total, part_items=page).values_list("part_total", "part_items")
-    row = found.first()
-    if row is None:
-        return None
-    total_count, items = row
-    if isinstance(items, str):  # a driver that leaves jsonb as text
-        items = json.loads(items)
-    return int(total_count or 0), list(items or [])
+    return total, page
+
+
+def items_of(value: Any) -> list[Any]:
+    """A slice read by :func:`slice_columns`, as a list (a driver may leave jsonb as text)."""
+    if isinstance(value, str):
+        value = json.loads(value)
+    return list(value or [])
 
 
 def live_head(agents: QuerySet[Agent]) -> QuerySet[Agent]:

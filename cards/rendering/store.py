@@ -4,34 +4,41 @@ Every save of an :class:`~cards.models.Agent` calls :func:`agent_changed` (the s
 connected in ``cards.apps``); code that changes agents with ``QuerySet.update()`` calls it
 itself. The rendering runs in the same transaction as the change, under the agent's row lock,
 so the stored documents, the tag array and the facet counts always describe the committed rows.
+The uptimes are counted in :mod:`cards.rendering.uptime`, the facet counts kept in
+:mod:`cards.rendering.facets`; :mod:`cards.rendering.partial_updates` brings stored documents up
+to date without rendering them again.
 """
 
 from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
-from datetime import datetime, timedelta
 from typing import Any, NamedTuple
 
-from django.db import DatabaseError, connection, transaction
-from django.db.models import Count, OuterRef, Prefetch, Q, Subquery
-from django.db.models.functions import Coalesce
-from django.utils import timezone
+from django.db import DatabaseError, transaction
+from django.db.models import Prefetch
 
 from cards.indexing import IndexRows, normalise_tag
-from cards.models import Agent, CrawlAttempt, Extension, FacetCount, Mode, Skill, SkillTag
+from cards.models import Agent, Extension, Mode, Skill, SkillTag
 from cards.rendering import documents as rendered
 from cards.rendering.documents import Uptime
+from cards.rendering.facets import (
+    FacetKey,
+    counted,
+    facet_contribution,
+    facets_rebuild,
+    mode_keys,
+    upsert_counts,
+)
+from cards.rendering.uptime import uptimes
 
 # Bump when a document's shape changes; `manage.py render_documents` (and a data migration)
 # re-render every agent whose documents are older.
 # 6: the publisher (issue 44); 5: long lists bounded, with totals (bounds.py); 4: live checks
 # (live, health.endpoint); 3: list rows share the detail's shapes
 DOC_FORMAT = 6
-
-FacetKey = tuple[str, str, str]  # kind, direction, key
 
 
 _collecting = threading.local()
@@ -170,62 +177,6 @@ def render_stale_after_migrating(apps: Any, schema_editor: Any) -> None:
         print(f"\n  documents left to `manage.py render_documents`: {exc}".rstrip())
 
 
-def uptimes(agent_ids: list[Any]) -> dict[Any, Uptime]:
-    """Share of successful crawl attempts over 7 and 30 days, per agent (one query)."""
-    month, week = uptime_windows()
-    rows = (
-        CrawlAttempt.objects.filter(agent_id__in=agent_ids, started_at__gte=month)
-        .values("agent_id")
-        .annotate(
-            total=Count("id"),
-            ok=Count("id", filter=Q(success=True)),
-            week_total=Count("id", filter=Q(started_at__gte=week)),
-            week_ok=Count("id", filter=Q(started_at__gte=week, success=True)),
-        )
-    )
-    return {
-        row["agent_id"]: uptime_of(row["total"], row["ok"], row["week_total"], row["week_ok"])
-        for row in rows
-    }
-
-
-def uptime_windows(now: datetime | None = None) -> tuple[datetime, datetime]:
-    """The starts of the 30-day and 7-day uptime windows."""
-    now = now or timezone.now()
-    return now - timedelta(days=30), now - timedelta(days=7)
-
-
-def uptime_of(total: int, ok: int, week_total: int, week_ok: int) -> Uptime:
-    """(7 days, 30 days) shares of successful attempts from their counts; None without any."""
-    return (
-        round(week_ok / week_total, 4) if week_total else None,
-        round(ok / total, 4) if total else None,
-    )
-
-
-# The annotations of :func:`uptime_counts`, in :func:`uptime_of`'s order.
-UPTIME_COUNTS = ("up_total", "up_ok", "up_week_total", "up_week_ok")
-
-
-def uptime_counts(month: Any, week: Any) -> dict[str, Any]:
-    """The counts :func:`uptime_of` takes, as annotations of agent rows (one subquery each), so
-    a read that locks the agent also brings them: ``month`` and ``week`` are the windows'
-    starts."""
-
-    def attempts(since: Any, **only: Any) -> Coalesce:
-        rows = CrawlAttempt.objects.filter(agent=OuterRef("pk"), started_at__gte=since, **only)
-        counted = rows.order_by().values("agent").annotate(n=Count("id")).values("n")
-        return Coalesce(Subquery(counted), 0)
-
-    total, ok, week_total, week_ok = UPTIME_COUNTS
-    return {
-        total: attempts(month),
-        ok: attempts(month, success=True),
-        week_total: attempts(week),
-        week_ok: attempts(week, success=True),
-    }
-
-
 def json_text(document: dict[str, Any]) -> str:
     return json.dumps(document, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
 
@@ -282,7 +233,7 @@ def _store_many(agents: list[Agent], uptimes_known: dict[Any, Uptime] | None = N
         agent.facet_keys = [[*key, *value] for key, value in sorted(contribution.items())]
     changed = sorted((key, (a, e)) for key, (a, e) in deltas.items() if (a, e) != (0, 0))
     if changed:
-        _upsert_counts(changed)
+        upsert_counts(changed)
     columns = [
         "summary_doc", "detail_doc", "doc_format", "tags", "mode_keys", "facet_keys",
         "capabilities", "ever_public",
@@ -292,154 +243,3 @@ def _store_many(agents: list[Agent], uptimes_known: dict[Any, Uptime] | None = N
         Agent.objects.filter(pk=one.pk).update(**{name: getattr(one, name) for name in columns})
     else:
         Agent.objects.bulk_update(agents, columns)
-
-
-def mode_keys(modes: Iterable[Mode]) -> list[str]:
-    """The search keys of an agent's modes, as ``cards.reads.search.ModeQuery.key`` asks for
-    them: ``i:``/``o:`` the full canonical type, ``i~``/``o~`` type/subtype, ``i*``/``o*`` the
-    type followed by a slash, ``s:`` a schema name in either direction."""
-    keys: set[str] = set()
-    for mode in modes:
-        way = "i" if mode.direction == Mode.Direction.INPUT else "o"
-        keys.add(f"{way}:{mode.media_type}")
-        keys.add(f"{way}~{mode.essence}")
-        keys.add(f"{way}*{mode.essence.split('/', 1)[0]}/")
-        if mode.schema:
-            keys.add(f"s:{mode.schema}")
-    return sorted(keys)
-
-
-def counted(agent: Agent) -> bool:
-    """Facets count what an anonymous default search finds: public agents that are not gone."""
-    return (
-        agent.deleted_at is None
-        and agent.moderation in Agent.PUBLIC_STATES
-        and agent.health != Agent.Health.GONE
-    )
-
-
-def facet_contribution(agent: Agent) -> dict[FacetKey, tuple[int, int]]:
-    """What one agent adds to each facet count: (agents, extra) per key (prefetched rows)."""
-    out: dict[FacetKey, tuple[int, int]] = {}
-    skills_per_tag: dict[str, set[Any]] = {}
-    for row in agent.tag_rows.all():
-        skills_per_tag.setdefault(row.tag, set()).add(row.skill_id)
-    for tag, skills in skills_per_tag.items():
-        out[(FacetCount.Kind.TAG, "", tag)] = (1, len(skills))
-    for mode in agent.mode_rows.all():
-        out[(FacetCount.Kind.MODE, mode.direction, mode.media_type)] = (1, 0)
-        if mode.schema:
-            out[(FacetCount.Kind.SCHEMA, "", mode.schema)] = (1, 0)
-    required: dict[str, bool] = {}
-    for extension in agent.extensions.all():
-        required[extension.uri] = required.get(extension.uri, False) or extension.required
-    for uri, is_required in required.items():
-        out[(FacetCount.Kind.EXTENSION, "", uri)] = (1, int(is_required))
-    return out
-
-
-def _upsert_counts(rows: Iterable[tuple[FacetKey, tuple[int, int]]]) -> None:
-    """Add to the counts, creating rows as needed, in one statement per 500 keys; keys in
-    sorted order so that concurrent renders lock facet rows in the same order (no deadlock)."""
-    table = FacetCount._meta.db_table
-    items = [(*key, *value) for key, value in rows]
-    with connection.cursor() as cursor:
-        for start in range(0, len(items), 500):
-            chunk = items[start : start + 500]
-            values = ", ".join(["(%s, %s, %s, %s, %s)"] * len(chunk))
-            cursor.execute(
-                f"INSERT INTO {table} (kind, direction, key, agents, extra) VALUES {values} "
-                f"ON CONFLICT (kind, direction, key) DO UPDATE SET "
-                f"agents = {table}.agents + excluded.agents, "
-                f"extra = {table}.extra + excluded.extra",
-                [field for item in chunk for field in item],
-            )
-
-
-def facets_rebuild() -> None:
-    """Recount every facet from the stored contributions (after a bulk load or a repair)."""
-    with transaction.atomic():
-        FacetCount.objects.all().delete()
-        totals: dict[FacetKey, list[int]] = {}
-        for keys in Agent.objects.exclude(facet_keys=[]).values_list("facet_keys", flat=True):
-            for kind, direction, key, agents, extra in keys:
-                entry = totals.setdefault((kind, direction, key), [0, 0])
-                entry[0] += agents
-                entry[1] += extra
-        FacetCount.objects.bulk_create(
-            FacetCount(kind=k, direction=d, key=key, agents=a, extra=e)
-            for (k, d, key), (a, e) in totals.items()
-        )
-
-
-# Fields of the agent row a crawl outcome changes without touching the card or its index.
-CRAWL_STATE = (
-    "status",
-    "last_error",
-    "last_error_code",
-    "last_http_status",
-    "last_crawled_at",
-    "last_success_at",
-    "fetch_ms",
-    "health",
-    "consecutive_failures",
-    "gone_since",
-    "lease_until",
-    "next_crawl_at",
-    "updated_at",
-)
-
-
-def crawl_state_documents(agent: Agent, uptime: Uptime | None = None) -> dict[str, Any] | None:
-    """The stored documents of ``agent`` with only its crawl state brought up to date (a 304:
-    same card, same index), as column values to UPDATE together with that state. None when a
-    full rendering is needed instead: documents of an older format, or a move into or out of
-    ``gone``, which changes what the facet counts include. ``uptime``: the agent's, when the
-    caller has counted it already (else it is read)."""
-    if agent.doc_format != DOC_FORMAT or not agent.summary_doc or not agent.detail_doc:
-        return None
-    summary = json.loads(agent.summary_doc)
-    detail = json.loads(agent.detail_doc)
-    gone = Agent.Health.GONE
-    if ((summary.get("health") or {}).get("state") == gone) != (agent.health == gone):
-        return None
-    when = rendered.when
-    if uptime is None:
-        uptime = uptimes([agent.pk]).get(agent.pk, (None, None))
-    # A 304 leaves the live checks' report as it was: the endpoint is the stored one.
-    endpoint = (summary.get("health") or {}).get("endpoint") or "not-checked"
-    health = rendered.health_section(agent, uptime, endpoint)
-    crawl = rendered.crawl_section(agent)
-    summary.update(
-        status=agent.status,
-        health=health,
-        crawl=crawl,
-        signature_status=agent.signature_status or None,
-        last_crawled_at=when(agent.last_crawled_at),
-    )
-    detail.update(status=agent.status, updated_at=when(agent.updated_at))
-    detail["health"] = health
-    detail["crawl"] = crawl
-    return {"summary_doc": json_text(summary), "detail_doc": json_text(detail)}
-
-
-# What :func:`live_documents` reads of the agent row besides the live fields it is given.
-LIVE_STATE = ("id", "doc_format", "summary_doc", "detail_doc", "probe_messages", "updated_at")
-
-
-def live_documents(agent: Agent) -> dict[str, Any] | None:
-    """The stored documents of ``agent`` with only the live checks' parts brought up to date
-    (``live`` and ``health.endpoint``; the detail's ``updated_at``), as column values to UPDATE
-    with the report. None when a full rendering is needed (documents of an older format)."""
-    if agent.doc_format != DOC_FORMAT or not agent.summary_doc or not agent.detail_doc:
-        return None
-    summary = json.loads(agent.summary_doc)
-    detail = json.loads(agent.detail_doc)
-    endpoint = (agent.live or {}).get("endpoint") or rendered.NOT_CHECKED
-    summary["live"] = rendered.live_outcome(agent)
-    detail["live"] = rendered.live_section(agent)
-    for document in (summary, detail):
-        if isinstance(document.get("health"), dict):
-            document["health"]["endpoint"] = endpoint
-    detail["updated_at"] = rendered.when(agent.updated_at)
-    return {"summary_doc": json_text(summary), "detail_doc": json_text(detail)}

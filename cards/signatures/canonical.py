@@ -28,8 +28,9 @@ from typing import Any
 import orjson
 import rfc8785
 
-from cards.signatures import sdkform
 from cards.signatures.jose import b64url_encode
+from cards.signatures.sdkform import build as build_sdk_form
+from cards.signatures.sdkform_v03 import Unsupported
 
 MAX_DEPTH = 128  # a2a-sdk _jcs.MAX_DEPTH: containers nested deeper have no canonical form
 _SAFE_INT = 2**53 - 1
@@ -189,6 +190,7 @@ def sdk_form_reference(data: dict[str, Any]) -> Canonical:
     """The a2a-sdk form built by the SDK itself: ``parse_agent_card``, protobuf ``ParseDict``
     and ``MessageToDict`` (~200 us a card). The reference for ``sdk_form``, and its fallback.
     Raises CanonicalError."""
+    # lazy: the SDK's card parser costs 100 ms at start-up, and most cards never need it
     from a2a.client.card_resolver import parse_agent_card
     from google.protobuf.json_format import MessageToDict
 
@@ -211,11 +213,11 @@ def sdk_form_reference(data: dict[str, Any]) -> Canonical:
 def sdk_form_fast(data: dict[str, Any]) -> Canonical | None:
     """The a2a-sdk form built in plain Python; None for the inputs left to the SDK."""
     try:
-        built = sdkform.build(data)
+        built = build_sdk_form(data)
         flags = _Flags()
         flags.needs_full = built.needs_full
         payload = _serialise(built.value, flags)
-    except (sdkform.Unsupported, CanonicalError, RecursionError):
+    except (Unsupported, CanonicalError, RecursionError):
         return None
     return _canonical("a2a-sdk", payload, built.value)
 

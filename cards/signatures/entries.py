@@ -7,7 +7,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from cards.signatures import canonical, jose
+from cards.signatures.canonical import Canonical
+from cards.signatures.jose import b64url_decode
 from cards.signatures.report import SignatureResult
 
 MAX_SIGNATURES = 16  # checked per document; the rest are refused without work
@@ -17,7 +18,7 @@ MAX_SIGNATURES = 16  # checked per document; the rest are refused without work
 class Entry:
     index: int | None  # position in signatures[]; None for the envelope
     value: Any  # the signature object as served (None: an envelope with a bad payload)
-    payload: canonical.Canonical | None = None  # the attached payload of an envelope
+    payload: Canonical | None = None  # the attached payload of an envelope
 
 
 def document_entries(
@@ -27,9 +28,9 @@ def document_entries(
     entries: list[Entry] = []
     if envelope is not None:
         payload = envelope.get("payload") if isinstance(envelope, dict) else None
-        if isinstance(payload, str) and jose.b64url_decode(payload) is not None:
+        if isinstance(payload, str) and b64url_decode(payload) is not None:
             keys = frozenset(data) if data else frozenset()
-            attached = canonical.Canonical("envelope", b"", payload, keys)
+            attached = Canonical("envelope", b"", payload, keys)
             entries.append(Entry(None, envelope, attached))
         else:
             entries.append(Entry(None, None))

@@ -24,6 +24,8 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from django.core.cache import cache as default_cache
+
 from cards.signatures.keys import JwksError, KeySet, parse_jwks_bytes
 from registry.http import FetchError, FetchPolicy, fetch
 
@@ -141,10 +143,8 @@ class JwksSource:
     @property
     def cache(self) -> Any:
         if self._cache is None:
-            from django.core.cache import cache  # settings must be loaded first
-
             # The proxy, kept: it still finds the current thread's connection on each call.
-            self._cache = _FailOpenCache(cache)
+            self._cache = _FailOpenCache(default_cache)
         return self._cache
 
     @property

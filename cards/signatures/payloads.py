@@ -9,18 +9,24 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from cards.signatures import canonical
+from cards.signatures.canonical import (
+    Canonical,
+    CanonicalError,
+    content_digest,
+    raw_form,
+    sdk_form,
+)
 
-_BUILDERS: tuple[tuple[str, Callable[[dict[str, Any], bytes | None], canonical.Canonical]], ...] = (
-    ("a2a-sdk", canonical.sdk_form),
-    ("raw", canonical.raw_form),
+_BUILDERS: tuple[tuple[str, Callable[[dict[str, Any], bytes | None], Canonical]], ...] = (
+    ("a2a-sdk", sdk_form),
+    ("raw", raw_form),
 )
 
 
 class Payloads:
     def __init__(self, data: dict[str, Any] | None) -> None:
         self.data = data
-        self._forms: list[canonical.Canonical] = []
+        self._forms: list[Canonical] = []
         self._pending = 0  # index into _BUILDERS of the next form to build
         self.errors: list[str] = []  # why a form could not be built
         self.identical = False  # the raw form is the same bytes as the a2a-sdk form
@@ -33,10 +39,10 @@ class Payloads:
         name, build = _BUILDERS[self._pending]
         self._pending += 1
         if self._digest is None:
-            self._digest = canonical.content_digest(self.data)
+            self._digest = content_digest(self.data)
         try:
             form = build(self.data, self._digest)
-        except canonical.CanonicalError as exc:
+        except CanonicalError as exc:
             self.errors.append(f"{name} form: {exc}")
             return True
         if all(f.payload != form.payload for f in self._forms):
@@ -45,7 +51,7 @@ class Payloads:
             self.identical = True
         return True
 
-    def __iter__(self) -> Iterator[canonical.Canonical]:
+    def __iter__(self) -> Iterator[Canonical]:
         """Each form in turn, built only when the caller asks for the next one."""
         position = 0
         while True:
@@ -55,12 +61,12 @@ class Payloads:
             elif not self._build_next():
                 return
 
-    def all(self) -> list[canonical.Canonical]:
+    def all(self) -> list[Canonical]:
         while self._build_next():
             pass
         return self._forms
 
-    def built(self, name: str) -> canonical.Canonical | None:
+    def built(self, name: str) -> Canonical | None:
         return next((f for f in self._forms if f.form == name), None)
 
     def describe(self) -> str:

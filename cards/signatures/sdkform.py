@@ -129,7 +129,7 @@ def _compile(descriptor: Any, done: dict[str, dict[str, _Field]]) -> dict[str, _
 @cache
 def card_fields() -> dict[str, _Field]:
     """The AgentCard fields of the installed a2a-sdk (read once per process)."""
-    from a2a.types import a2a_pb2
+    from a2a.types import a2a_pb2  # lazy: the SDK's protobuf types, read once (start-up cost)
 
     return _compile(a2a_pb2.AgentCard.DESCRIPTOR, {})
 

@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from cards.signatures.canonical import coverage
+from cards.signatures.payloads import Payloads
 from cards.signatures.report import SignatureReport, SignatureResult
-
-if TYPE_CHECKING:
-    from cards.signatures.verify import _Verifier
 
 # When several signatures verify, report the form that covers the most.
 _FORM_PREFERENCE = {"envelope": 0, "raw": 1, "a2a-sdk": 2}
@@ -42,7 +40,7 @@ def _first_failure(results: list[SignatureResult]) -> str:
 
 def summarise(
     data: dict[str, Any] | None,
-    verifier: _Verifier,
+    payloads: Payloads,
     results: list[SignatureResult],
     problem: str,
     duplicate_keys: bool,
@@ -59,7 +57,7 @@ def summarise(
         report.form = best.form
         report.thumbprints = list(dict.fromkeys(r.thumbprint for r in bound if r.thumbprint))
         keys: frozenset[str] = frozenset()
-        built = verifier.payloads.built("a2a-sdk") if best.form == "a2a-sdk" else None
+        built = payloads.built("a2a-sdk") if best.form == "a2a-sdk" else None
         if built is not None:
             keys = built.keys
         report.covered_fields, report.uncovered_fields = coverage(data, best.form, keys)

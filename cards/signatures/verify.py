@@ -15,8 +15,10 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from cards.signatures import binding, canonical, jose
+from cards.signatures.binding import classify_jku, origin_of
+from cards.signatures.canonical import Canonical
 from cards.signatures.entries import Entry, check_all, document_entries
+from cards.signatures.jose import Header, decode_signature, header_problem, parse_protected
 from cards.signatures.jwks import JwksLookup, JwksSource
 from cards.signatures.keys import JwksError, KeySet, PublicKey, parse_jwks
 from cards.signatures.payloads import Payloads
@@ -40,7 +42,7 @@ class _Attempt:
     outcome: str  # "verified" or one of _ORDER
     reason: str = ""
     key: PublicKey | None = None
-    form: canonical.Canonical | None = None
+    form: Canonical | None = None
 
 
 class _Verifier:
@@ -54,7 +56,7 @@ class _Verifier:
     ) -> None:
         self.data = data if isinstance(data, dict) else None
         self.envelope = envelope
-        self.origin = binding.origin_of(card_url)
+        self.origin = origin_of(card_url)
         self.source = source
         self.lookups: dict[str, JwksLookup] = {}
         self.refetched: set[str] = set()  # at most one refetch per URL and document
@@ -81,7 +83,7 @@ class _Verifier:
 
     def _verify_forms(
         self, entry: Entry, key: PublicKey, alg: str, protected: str, sig: bytes
-    ) -> canonical.Canonical | None:
+    ) -> Canonical | None:
         forms = [entry.payload] if entry.payload is not None else self.payloads
         for form in forms:
             if key.verify(alg, f"{protected}.{form.encoded}".encode("ascii"), sig):
@@ -103,7 +105,7 @@ class _Verifier:
         return self.lookups[url]
 
     def _try_keyset(
-        self, keyset: KeySet, att: _Attempt, entry: Entry, header: jose.Header, sig: bytes
+        self, keyset: KeySet, att: _Attempt, entry: Entry, header: Header, sig: bytes
     ) -> _Attempt:
         kid, alg = header.kid or "", header.alg or ""
         where = "the pinned keys" if att.source == "pinned" else att.url
@@ -136,7 +138,7 @@ class _Verifier:
         return best
 
     def attempt(
-        self, source: KeySource, url: str | None, entry: Entry, header: jose.Header, sig: bytes
+        self, source: KeySource, url: str | None, entry: Entry, header: Header, sig: bytes
     ) -> _Attempt:
         lookup = self._lookup(source, url)
         base = _Attempt(source, url, "missing")
@@ -164,12 +166,12 @@ class _Verifier:
         if not isinstance(value, dict):
             result.reason = "the signature entry is not a JSON object"
             return result
-        header, problem = jose.parse_protected(value.get("protected"))
+        header, problem = parse_protected(value.get("protected"))
         if header is None:
             result.reason = problem
             return result
         result.kid, result.alg = header.kid, header.alg
-        header_issue = jose.header_problem(header)
+        header_issue = header_problem(header)
         if header_issue is not None:
             result.result, result.reason = header_issue  # type: ignore[assignment]
             unprotected = value.get("header")
@@ -180,7 +182,7 @@ class _Verifier:
             ):
                 result.reason += " (a kid in the unprotected header is not signed and is ignored)"
             return result
-        sig, problem = jose.decode_signature(value.get("signature"))
+        sig, problem = decode_signature(value.get("signature"))
         if sig is None:
             result.reason = problem
             return result
@@ -190,7 +192,7 @@ class _Verifier:
         return self._resolve(result, entry, header, sig)
 
     def _resolve(
-        self, result: SignatureResult, entry: Entry, header: jose.Header, sig: bytes
+        self, result: SignatureResult, entry: Entry, header: Header, sig: bytes
     ) -> SignatureResult:
         notes: list[str] = []
         bound: list[tuple[KeySource, str | None]] = []
@@ -199,7 +201,7 @@ class _Verifier:
             bound.append(("pinned", None))
         kind = None
         if header.jku is not None:
-            kind, note = binding.classify_jku(header.jku, self.origin, self.source.allow_http)
+            kind, note = classify_jku(header.jku, self.origin, self.source.allow_http)
             if kind == "bound":
                 bound.append(("jku", header.jku))
             else:
@@ -278,7 +280,7 @@ def verify_document(
         duplicate_keys = any(
             getattr(f, "code", None) == "json.duplicate-key" for f in findings or ()
         )
-        return summarise(verifier.data, verifier, results, problem, duplicate_keys)
+        return summarise(verifier.data, verifier.payloads, results, problem, duplicate_keys)
     except Exception as exc:  # noqa: BLE001 - a crawl must record, not crash
         logger.exception("signature verification failed on %s", card_url)
         return SignatureReport(status="invalid", reason=f"the signature check failed: {exc!r}")

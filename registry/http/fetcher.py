@@ -27,9 +27,9 @@ from dataclasses import dataclass, field
 
 import httpx
 
-from registry.http import gate
 from registry.http.body import check_content_type, media_type, read_body
 from registry.http.errors import FetchError, parse_retry_after, status_error, translate_error
+from registry.http.gate import answered, wait_turn
 from registry.http.pinning import Resolutions
 from registry.http.policy import FetchPolicy, Resolver
 from registry.http.transport import build_client
@@ -188,7 +188,7 @@ def fetch(
     resolutions = Resolutions(policy)
     # The first turn is waited for before the deadline starts: a request queued behind
     # others at its destination keeps its whole time for the answer.
-    names = gate.wait_turn(current, policy, resolutions, time.monotonic() + policy.connect_timeout)
+    names = wait_turn(current, policy, resolutions, time.monotonic() + policy.connect_timeout)
     started = time.monotonic()
     deadline = started + policy.total_timeout
     caller_headers = _clean_caller_headers(headers)
@@ -197,10 +197,10 @@ def fetch(
     with build_client(policy, deadline, resolutions) as client:
         while True:
             if redirects:
-                names = gate.wait_turn(current, policy, resolutions, deadline)
+                names = wait_turn(current, policy, resolutions, deadline)
             hop_headers = caller_headers if _origin(current) == first_origin else {}
             response = _send(client, current, hop_headers, deadline, method, content)
-            gate.answered(names, response.status_code, response.headers.get("retry-after"))
+            answered(names, response.status_code, response.headers.get("retry-after"))
             try:
                 if response.has_redirect_location and method != "GET":
                     raise FetchError(

@@ -7,6 +7,8 @@ import ssl
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from django.conf import settings
+
 from registry.http.addresses import Network
 
 Resolver = Callable[[str, int], list[str]]
@@ -63,8 +65,6 @@ class FetchPolicy:
 
     @classmethod
     def from_settings(cls) -> FetchPolicy:
-        from django.conf import settings
-
         return cls(
             allow_http=settings.REGISTRY_FETCH_ALLOW_HTTP,
             allowed_networks=tuple(settings.REGISTRY_FETCH_ALLOWED_NETWORKS),

@@ -25,6 +25,8 @@ import time
 from django.http import HttpRequest, HttpResponseBase
 from django.urls import Resolver404, resolve
 
+from registry.metrics_requests import UNCOUNTED
+
 logger = logging.getLogger("registry.access")
 
 # uvicorn's access line is kept only for what does not reach Django (the MCP server at /mcp,
@@ -62,8 +64,9 @@ def started() -> float:
 
 
 def log_answer(request: HttpRequest, response: HttpResponseBase | None, start: float) -> None:
-    """Write the request's access line (``response`` None: no answer was made, a 500)."""
-    if not logger.isEnabledFor(logging.INFO):
+    """Write the request's access line (``response`` None: no answer was made, a 500). A
+    request the registry made to itself (a web worker's warm-up) has none."""
+    if not logger.isEnabledFor(logging.INFO) or request.META.get(UNCOUNTED):
         return
     duration_ms = round((time.perf_counter() - start) * 1000, 1)
     status = response.status_code if response is not None else 500

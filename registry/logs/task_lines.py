@@ -75,7 +75,12 @@ def _retried(sender: Any = None, request: Any = None, reason: Any = None, **_: A
     if sender is None:
         return
     cause = getattr(reason, "exc", None)
-    text = f"{type(cause).__name__}: {cause}" if cause is not None else str(reason)
+    if cause is not None:
+        text = f"{type(cause).__name__}: {cause}"
+    elif reason is None:  # Celery cancels a late-acknowledged task whose connection was lost
+        text = "cancelled by the worker (its broker connection was lost): delivered again"
+    else:
+        text = str(reason)
     task_id = getattr(request, "id", None) or sender.request.id
     duration = _duration_ms(sender)
     logger.warning(

@@ -9,8 +9,8 @@
   its name and, when its arguments carry one (``agent_id``), the agent's id; then puts back
   what was there before. A task run in-process (eager) keeps its caller's id.
 - ``after_setup_logger`` / ``after_setup_task_logger``: Celery replaces the root logger's
-  handlers with its own in worker and beat processes; these give them the context filter, the
-  traceback throttle (``registry.logs.tracebacks``) and
+  handlers with its own in worker and beat processes (and gives billiard's pool logger one);
+  these give them the context filter, the traceback throttle (``registry.logs.tracebacks``) and
   the configured format (``REGISTRY_LOG_FORMAT``): in JSON, python-json-logger's formatter; in
   text, Celery's own format with the ``[request id] `` prefix before the message.
 """
@@ -110,6 +110,16 @@ def _leave_task(task: Any = None, **_: Any) -> None:
 
 
 def _format_handlers(logger: logging.Logger | None = None, **_: Any) -> None:
+    _format(logger)
+    if logger is not None and logger is logging.getLogger():
+        # Celery gives billiard's pool logger (a child lost, a pool that cannot start) a
+        # handler of its own beside the root's, and tells nobody: its lines were text in JSON.
+        from celery.utils.log import get_multiprocessing_logger
+
+        _format(get_multiprocessing_logger())
+
+
+def _format(logger: logging.Logger | None) -> None:
     from django.conf import settings
 
     json = settings.REGISTRY_LOG_FORMAT == "json"

@@ -27,7 +27,8 @@ pooler in transaction mode (PgBouncer before 1.21) does not keep a client's stat
 
 **Metrics.** The wrapper is django-prometheus's PostgreSQL one (connections, queries, their
 duration and errors, by alias), and the prepared cursor is counted the same way
-(docs/operations.md).
+(docs/operations.md). Both cursors count through registry/metrics_db.py, which tells a unique
+conflict the code handles (``registry_db_unique_conflicts_total``) from a database error.
 """
 
 from __future__ import annotations
@@ -40,8 +41,9 @@ from django.db.backends.postgresql import base, operations
 from django.db.backends.postgresql.psycopg_any import register_tzloader
 from django.db.backends.utils import CursorWrapper
 from django_prometheus.db.backends.postgresql import base as counted
-from django_prometheus.db.common import ExportingCursorWrapper
 from psycopg import errors, pq
+
+from registry import metrics_db
 
 _READABLE = select.POLLIN | select.POLLPRI | select.POLLERR | select.POLLHUP
 # PostgreSQL's answers when a prepared statement cannot run as prepared: its result's columns
@@ -99,10 +101,24 @@ class DatabaseWrapper(counted.DatabaseWrapper):
     ops_class = DatabaseOperations
     _prepared_class: type[PreparedCursor] | None = None
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        metrics_db.init_series(self.alias, self.vendor)
+
+    def get_connection_params(self) -> dict[str, Any]:
+        # django-prometheus's counting cursor, replaced by the registry's (metrics_db).
+        params: dict[str, Any] = base.DatabaseWrapper.get_connection_params(self)
+        params["cursor_factory"] = metrics_db.counted_cursor(
+            params["cursor_factory"], self.alias, self.vendor
+        )
+        return params
+
     def _counted_prepared_cursor(self) -> type[PreparedCursor]:
         """:class:`PreparedCursor`, its queries counted like every other cursor's."""
         if self._prepared_class is None:
-            self._prepared_class = ExportingCursorWrapper(PreparedCursor, self.alias, self.vendor)
+            self._prepared_class = metrics_db.counted_cursor(
+                PreparedCursor, self.alias, self.vendor
+            )
         return self._prepared_class
 
     def prepared_cursor(self) -> CursorWrapper:

@@ -22,7 +22,8 @@ import pytest
 from django.utils import timezone
 from rest_framework.test import APIClient
 
-from cards.crawling import MANIFEST_REASON, agent_crawl
+from cards.crawling import agent_crawl
+from cards.crawling.manifests import MANIFEST_REASON
 from cards.models import Agent, CrawlAttempt, Manifest
 from cards.services import TransientCrawlError, agent_submit
 from cards.tasks import crawl_agent

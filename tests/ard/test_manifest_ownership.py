@@ -17,7 +17,7 @@ from django.contrib.auth import get_user_model
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
-from cards import crawling
+from cards import manifest_crawling
 from cards.ard.manifest import url_authority
 from cards.models import Agent, AgentEvent, Manifest
 from cards.tasks import crawl_agent
@@ -246,7 +246,7 @@ def test_a_manifest_that_cannot_be_processed_is_recorded_on_the_origin(
     def broken(*args: Any, **kwargs: Any) -> Any:
         raise ValueError('Cannot assign "2": "Agent.submitted_by" must be a "User" instance.')
 
-    monkeypatch.setattr(crawling.manifest_crawling, "ingest", broken)
+    monkeypatch.setattr(manifest_crawling, "ingest", broken)
     _publish(card_server, [_entry("Bravo", card_server.url("/cards/bravo.json"))])
     origin = _submit(bob, card_server.origin)
     assert origin.status == "error" and "could not be processed" in origin.last_error

@@ -14,7 +14,8 @@ from typing import Any
 import pytest
 from rest_framework.test import APIClient
 
-from cards.crawling import STAND_IN, agent_crawl
+from cards.crawling import agent_crawl
+from cards.crawling.manifests import STAND_IN
 from cards.models import Agent, AgentEvent, Manifest
 from cards.services import agent_submit
 from tests.ard.conftest import card

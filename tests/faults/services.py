@@ -17,6 +17,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections import Counter
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -244,6 +245,8 @@ class Registry:
         self.env.pop("DJANGO_DEBUG", None)
         self.logs = logs
         self.processes: list[subprocess.Popen[bytes]] = []
+        # Every answer a server gave while serve() waited for it, by status (its /healthz).
+        self.startup_answers: Counter[int] = Counter()
 
     def manage(self, *args: str) -> str:
         done = subprocess.run(
@@ -282,15 +285,17 @@ class Registry:
             if process.poll() is not None:
                 raise RuntimeError(f"the server exited ({process.returncode}); see {self.logs}")
             try:
-                return httpx.get(base + "/healthz", timeout=2).status_code == 200
+                status = httpx.get(base + "/healthz", timeout=2).status_code
             except httpx.HTTPError:
                 return False
+            self.startup_answers[status] += 1
+            return status == 200
 
         if not wait_until(answers, timeout=60, step=0.2):
             raise RuntimeError(f"the server did not answer; see {self.logs}")
         return base
 
-    def worker(self, pool: str = "solo") -> subprocess.Popen[bytes]:
+    def worker(self, pool: str = "solo", **extra_env: str) -> subprocess.Popen[bytes]:
         return self._spawn(
             "worker",
             [
@@ -307,8 +312,30 @@ class Registry:
                 "--without-gossip",
                 "--without-mingle",
             ],  # fmt: skip
-            self.env,
+            {**self.env, **extra_env},
         )
+
+    def beat(self, **extra_env: str) -> subprocess.Popen[bytes]:
+        """Celery beat as compose runs it, its schedule file in the logs' directory."""
+        schedule = self.logs / f"celerybeat-schedule-{len(self.processes)}"
+        return self._spawn(
+            "beat",
+            [sys.executable, "-m", "celery", "-A", "registry", "beat", "--loglevel=INFO",
+             "--schedule", str(schedule)],
+            {**self.env, **extra_env},
+        )  # fmt: skip
+
+    def stop(self, process: subprocess.Popen[bytes], timeout: float = 30) -> None:
+        """Stop one of the processes as an orchestrator does: SIGTERM to its main process
+        (``docker stop``: the container's first process), then SIGKILL to them all."""
+        with contextlib.suppress(ProcessLookupError):
+            process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(timeout)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(process.pid, signal.SIGKILL)
+            process.wait(5)
 
     def close(self) -> None:
         for process in self.processes:

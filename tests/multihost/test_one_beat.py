@@ -1,6 +1,6 @@
 """A second beat, started by mistake on another host: what it does.
 
-Each beat sends the whole schedule (registry/settings.py, CELERY_BEAT_SCHEDULE) on its own
+Each beat sends the whole schedule (registry/settings/schedule.py, CELERY_BEAT_SCHEDULE) on its own
 clock, so with two the workers run every periodic task twice as often: twice the sweeps, and
 twice the vector snapshots and live-check sweeps. What the sweeps claim is not doubled: a claim
 is a row lock taken with SKIP LOCKED plus a lease (cards/scheduling.py), and a sweep holds a

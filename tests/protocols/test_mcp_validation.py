@@ -1,4 +1,4 @@
-"""The SDK's per-call schema validation, compiled once per tool schema (protocols/mcp_server.py)."""
+"""The SDK's per-call schema validation, each schema compiled once (protocols/mcp_validation)."""
 
 from __future__ import annotations
 
@@ -6,16 +6,16 @@ import jsonschema  # type: ignore[import-untyped]
 import mcp.server.lowlevel.server as lowlevel
 import pytest
 
-from protocols import mcp_server
+from protocols import mcp_server, mcp_validation
 
 
 def test_the_sdk_validates_through_the_compiled_schemas() -> None:
-    assert isinstance(lowlevel.jsonschema, mcp_server._CompiledSchemas)
+    assert isinstance(lowlevel.jsonschema, mcp_validation.CompiledSchemas)
     assert mcp_server.server._mcp_server.version
 
 
 def test_compiled_validation_keeps_the_errors() -> None:
-    shim = mcp_server._CompiledSchemas()
+    shim = mcp_validation.CompiledSchemas()
     schema = {"type": "object", "properties": {"a": {"type": "string"}}, "required": ["a"]}
     shim.validate({"a": "x"}, schema)
     with pytest.raises(shim.ValidationError) as caught:

@@ -35,8 +35,8 @@ from django.core import mail
 from django.test import Client
 
 from cards.catalogue.common import CONTENT_SECURITY_POLICY, SCRIPT_POLICY
-from registry.accounts_settings import oidc_apps
 from registry.env import ConfigError
+from registry.settings.accounts import oidc_apps
 from tests.publishers.oidc_provider import Person, running_provider
 
 pytestmark = pytest.mark.django_db

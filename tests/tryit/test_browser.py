@@ -1,8 +1,9 @@
 """The "Try it" form in a real headless Chromium (tests/test_browser.py's driver; skipped, with
 the reason, where Chromium, its driver or selenium is missing): the demo Fight Club Oracle's
 form drives the message preview, a bounded field shows the registry validator's error beside
-it, an example fills the form, and the owner of an opted-in a2a-sdk agent on loopback sends
-and sees a completed task whose output validates. No page logs a console error."""
+it in red and in words, an example fills the form, and the owner of an opted-in a2a-sdk agent
+on loopback sends and sees a completed task whose output validates. No page logs a console
+error. The words, the tabs, the copy buttons and the optional fields: test_browser_words.py."""
 
 from __future__ import annotations
 
@@ -34,6 +35,8 @@ pytestmark = [
     pytest.mark.django_db(transaction=True),
 ]
 
+# The catalogue's red (base.html's --bad), as Chromium reports a computed colour.
+RED = "rgba(207, 34, 46, 1)"
 # A schema with what the form must render: bounds, an enum, a nested object, an array.
 BOUT = {
     "type": "object",
@@ -68,10 +71,15 @@ def console_errors(browser: Any) -> list[dict[str, Any]]:
     return [e for e in browser.get_log("browser") if e.get("level") == "SEVERE"]
 
 
-def preview(block: Any) -> dict[str, Any]:
+def snippet(block: Any, css_class: str) -> str:
+    """A snippet's text, whichever tab shows (a hidden tab's text is still there)."""
     from selenium.webdriver.common.by import By
 
-    return json.loads(block.find_element(By.CSS_SELECTOR, ".try-preview").text)
+    return str(block.find_element(By.CSS_SELECTOR, f".{css_class}").get_attribute("textContent"))
+
+
+def preview(block: Any) -> dict[str, Any]:
+    return json.loads(snippet(block, "try-preview"))
 
 
 def until(browser: Any, condition: Callable[[], Any]) -> Any:
@@ -87,7 +95,7 @@ def type_into(browser: Any, block: Any, name: str, text: str) -> Any:
     field = block.find_element(By.CSS_SELECTOR, f'input[name="rjf§{name}"]')
     field.send_keys(Keys.CONTROL, "a")
     field.send_keys(text)
-    until(browser, lambda: text in block.find_element(By.CSS_SELECTOR, ".try-preview").text)
+    until(browser, lambda: text in snippet(block, "try-preview"))
     return field
 
 
@@ -128,8 +136,8 @@ def test_the_oracle_form_drives_the_message_and_an_example_fills_it(
             "mediaType": "application/json;schema=fightComparison",
         }
     ]
-    assert "1 horse sized duck" in block.find_element(By.CSS_SELECTOR, ".try-curl").text
-    assert "1 horse sized duck" in block.find_element(By.CSS_SELECTOR, ".try-python").text
+    assert "1 horse sized duck" in snippet(block, "try-curl")
+    assert "1 horse sized duck" in snippet(block, "try-python")
     until(
         browser,
         lambda: (
@@ -137,8 +145,12 @@ def test_the_oracle_form_drives_the_message_and_an_example_fills_it(
             in block.find_element(By.CSS_SELECTOR, ".try-status").text
         ),
     )
-    # The skill's example fills the form again.
-    block.find_element(By.CSS_SELECTOR, ".try-example").click()
+    # The skill's example, named by its values, fills the form again (in place: the link
+    # goes to the page started from it only without JavaScript).
+    example = block.find_element(By.CSS_SELECTOR, ".try-example")
+    assert example.text == "A: Lion · B: Tiger"
+    page = browser.current_url
+    example.click()
     until(
         browser,
         lambda: (
@@ -147,6 +159,7 @@ def test_the_oracle_form_drives_the_message_and_an_example_fills_it(
     )
     field = block.find_element(By.CSS_SELECTOR, 'input[name="rjf§b"]')
     assert field.get_attribute("value") == "Tiger"
+    assert browser.current_url == page
     shoot(block, "try-it-oracle.png")
     assert console_errors(browser) == []
 
@@ -178,11 +191,25 @@ def test_a_bounded_field_shows_the_validators_error_beside_it(
     rounds = block.find_element(By.CSS_SELECTOR, 'input[name="rjf§rounds"]')
     rounds.send_keys(Keys.CONTROL, "a")
     rounds.send_keys("99")
-    until(browser, lambda: "maximum" in block.find_element(By.CSS_SELECTOR, ".try-errors").text)
-    assert "/payload/rounds" in block.find_element(By.CSS_SELECTOR, ".try-errors").text
-    # Beside the field itself: the form shows the error in the field's row.
+    errors = block.find_element(By.CSS_SELECTOR, ".try-errors")
+    # In words, by the field's label: no pointer, no "validation error(s)".
+    until(browser, lambda: errors.text == "Rounds must be at most 12.")
+    status = block.find_element(By.CSS_SELECTOR, ".try-status").text
+    assert status == "Not valid yet: one thing to fix."
+    # Beside the field itself, in red, and the field has a red border.
     row = rounds.find_element(By.XPATH, "ancestor::div[contains(@class, 'rjf-form-row')][1]")
-    until(browser, lambda: "maximum" in row.text)
+    until(browser, lambda: "Must be at most 12." in row.text)
+    message = row.find_element(By.CSS_SELECTOR, ".rjf-error-text")
+    assert message.value_of_css_property("color") == RED
+    assert rounds.value_of_css_property("border-top-color") == RED
+    assert errors.value_of_css_property("color") == RED
+    # The required field is marked, and the page says what the mark means.
+    label = row.find_element(By.CSS_SELECTOR, "label")
+    mark = browser.execute_script(
+        "return getComputedStyle(arguments[0], '::after').content;", label
+    )
+    assert mark == '" *"'
+    assert "Fields marked * are required" in block.text
     shoot(block, "try-it-bounds.png")
     assert console_errors(browser) == []
 
@@ -215,7 +242,7 @@ def test_the_owner_sends_and_sees_a_completed_task_with_its_output_validated(
                 else None
             ),
         )
-        assert answer.text == "Task state: TASK_STATE_COMPLETED"
+        assert answer.text == "Task state: Completed"
         verdict = block.find_element(By.CSS_SELECTOR, ".try-answer strong.try-valid")
         assert "valid against fightVerdict" in verdict.text
         assert len(running.received) == 1
@@ -266,7 +293,9 @@ def test_a_schema_the_library_refuses_falls_back_to_the_json_editor(
     )
     until(
         browser,
-        lambda: "/payload/tags/1" in block.find_element(By.CSS_SELECTOR, ".try-errors").text,
+        lambda: (
+            block.find_element(By.CSS_SELECTOR, ".try-errors").text == "Tags › item 2 must be text."
+        ),
     )
     assert console_errors(browser) == []
 
@@ -301,11 +330,16 @@ def test_a_skill_with_input_fields_gets_a_form_that_drives_the_message(
     author.send_keys(Keys.DELETE)
     until(
         browser,
-        lambda: "/payload/authorName" in block.find_element(By.CSS_SELECTOR, ".try-errors").text,
+        lambda: (
+            block.find_element(By.CSS_SELECTOR, ".try-errors").text
+            == "authorName must not be empty."
+        ),
     )
     row = author.find_element(By.XPATH, "ancestor::div[contains(@class, 'rjf-form-row')][1]")
-    until(browser, lambda: "shorter than 1 character" in row.text)
-    assert "1 validation error" in block.find_element(By.CSS_SELECTOR, ".try-status").text
+    until(browser, lambda: "Must not be empty." in row.text)
+    assert block.find_element(By.CSS_SELECTOR, ".try-status").text == (
+        "Not valid yet: one thing to fix."
+    )
     shoot(block, "try-it-fields.png")
     assert console_errors(browser) == []
 

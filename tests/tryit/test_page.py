@@ -60,8 +60,16 @@ def test_the_demo_oracle_page_shows_the_message_snippets_and_outputs_without_scr
     assert "<caption><code>fightResponse</code>" in page
     assert "<td><code>probability</code></td><td>number 0..1</td>" in page
     assert "&quot;additionalProperties&quot;: false" in page
-    # An example button and the JSON editor seeded from the example.
-    assert 'class="try-example" data-example="0">Skill example 1</button>' in page
+    # An example named by what it holds, as a link that works without JavaScript, and the
+    # JSON editor seeded from the example.
+    example = re.search(r'<a class="try-example" href="([^"]*)"[^>]*>([^<]*)</a>', page)
+    assert example and example.group(2) == "A: Lion · B: Tiger"
+    assert "Skill example" not in page
+    assert html.unescape(example.group(1)).endswith("?skill=fight-comparison&example=1")
+    # The message once: three sections (tabs with JavaScript, stacked without it), each with
+    # a copy button that the script shows.
+    assert re.findall(r'data-tab="([^"]*)"', page) == ["JSON", "curl", "Python"]
+    assert page.count('<button type="button" class="try-copy" hidden>Copy</button>') == 3
     # The page's scripts are the registry's own static files, nothing inline.
     policy = response["Content-Security-Policy"]
     assert "script-src 'self'" in policy and "unsafe-eval" not in policy
@@ -130,3 +138,64 @@ def test_a_schema_that_is_not_an_object_falls_back_to_the_json_editor_with_its_r
     page = try_page(Client(), agent).content.decode()
     assert "the schema does not describe an object with properties" in page
     assert 'class="try-json"' in page and "data-django-jsonform" not in page
+
+
+def bout_planner() -> Agent:
+    """A skill with three JSON examples and a schema with two, one of them the skill's."""
+    card = minimal_card(name="Bout Planner")
+    card["schemas"] = {
+        "bout": {
+            "type": "object",
+            "properties": {
+                "rounds": {"type": "integer", "minimum": 1, "maximum": 12},
+                "style": {"type": "string", "title": "Fighting style"},
+            },
+            "required": ["rounds"],
+            # The skill's third example again (one link), and one of the schema's own.
+            "examples": [{"rounds": 12}, {"rounds": 5}],
+        }
+    }
+    card["skills"] = [
+        {
+            "id": "plan",
+            "name": "Plan a bout",
+            "description": "Plans a bout.",
+            "tags": [],
+            "examples": [
+                "plan a short bout",  # not JSON: no example link
+                '{"rounds": 3, "style": "boxing"}',
+                '{"rounds": 12}',
+                "{}",
+            ],
+            "inputModes": ["application/json;schema=bout"],
+            "outputModes": ["text/plain"],
+        }
+    ]
+    return agent_from_card(card)
+
+
+def test_an_example_link_starts_the_form_from_it_without_script() -> None:
+    agent = bout_planner()
+    page = try_page(Client(), agent).content.decode()
+    links = re.findall(r'<a class="try-example" href="([^"]*)"[^>]*>([^<]*)</a>', page)
+    # Each by its values and the fields' labels, once; an empty example (it does not validate
+    # either: rounds is required) gives no link.
+    labels = [label for _href, label in links]
+    assert labels == ["Rounds: 3 · Fighting style: boxing", "Rounds: 12", "Rounds: 5"]
+    assert 'aria-current="true">Rounds: 3' in page  # the form starts from the first
+    second = Client().get(html.unescape(links[1][0]))
+    assert second.status_code == 200
+    body = second.content.decode()
+    data = json.loads(pre(body, "try-preview"))["params"]["message"]["parts"][0]["data"]
+    assert data == {"rounds": 12}
+    assert '"rounds": 12' in pre(body, "try-curl") and '"rounds": 12' in pre(body, "try-python")
+    assert json.loads(
+        html.unescape(re.search(r'class="try-json"[^>]*>(.*?)</textarea>', body, re.S).group(1))
+    ) == {"rounds": 12}
+    assert 'aria-current="true">Rounds: 12' in body
+    # A number that names no example is the page as it starts.
+    for value in ("9", "0", "x", "-1", "1" * 40):
+        other = Client().get(f"/agents/{agent.pk}/try?skill=plan&example={value}")
+        assert other.status_code == 200
+        data = json.loads(pre(other.content.decode(), "try-preview"))
+        assert data["params"]["message"]["parts"][0]["data"] == {"rounds": 3, "style": "boxing"}

@@ -7,7 +7,8 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandParser
 
-from cards.rendering.store import DOC_FORMAT, facets_rebuild, render_all
+from cards.rendering.facets import facets_rebuild
+from cards.rendering.store import DOC_FORMAT, render_all
 
 
 class Command(BaseCommand):

@@ -1,11 +1,13 @@
 /* "Try it" blocks of an agent page: wires django-jsonform's form (react-json-form, from its own
  * static files) to the message preview, the snippets, the registry's validator and the send.
- * Everything from a card or an agent is written with textContent, never as HTML. */
+ * Errors and states are said in words (words.js, window.tryItWords); the tabs and copy buttons
+ * are tabs.js's. Everything from a card or an agent is written with textContent, never as HTML. */
 (function () {
   'use strict';
 
   var JOIN = '\u00a7'; // react-json-form joins the coordinates of a field with "§"
   var VALIDATE_DELAY_MS = 300;
+  var words = window.tryItWords;
 
   function csrfToken() {
     var input = document.querySelector('#try-it input[name=csrfmiddlewaretoken]');
@@ -36,22 +38,14 @@
   }
   var config_placeholder = '__TRYIT_BODY__';
 
-  /* A registry error pointer (/payload/a/0) as the form's coordinates (a§0); a missing
-   * required member is shown on the member itself. */
-  function coordsOf(error) {
-    var tokens = (error.pointer || '').replace(/^\/payload/, '').split('/').slice(1).map(function (t) {
-      return t.replace(/~1/g, '/').replace(/~0/g, '~');
-    });
-    var missing = error.keyword === 'required' && /^"(.*)" is a required property$/.exec(error.message || '');
-    if (missing) { tokens.push(missing[1]); }
-    return tokens.join(JOIN);
-  }
 
   function Block(element) {
     this.element = element;
     this.config = JSON.parse(element.getAttribute('data-try'));
     config_placeholder = this.config.placeholder || config_placeholder;
     this.payload = this.config.payload;
+    // The schema the errors are said by: the form's, or the raw one of a JSON editor.
+    this.schema = this.config.schema || this.config.wordsSchema || {};
     this.form = null;
     this.timer = null;
     this.seq = 0;
@@ -81,14 +75,21 @@
     this.textarea.addEventListener('input', function () {
       var value;
       try { value = JSON.parse(self.textarea.value); } catch (err) {
-        self.show([{pointer: '', message: 'not JSON: ' + err.message}], false);
+        self.problem('The text is not JSON yet: ' + err.message);
         return;
       }
       self.changed(value);
     });
-    this.element.querySelectorAll('.try-example').forEach(function (button) {
-      button.addEventListener('click', function () {
-        var example = self.config.examples[Number(button.getAttribute('data-example'))];
+    // Each example is a link to the page started from it (no JavaScript needed); here it is
+    // loaded in place.
+    var links = this.element.querySelectorAll('.try-example');
+    links.forEach(function (link) {
+      link.addEventListener('click', function (event) {
+        var example = self.config.examples[Number(link.getAttribute('data-example'))];
+        if (!example) { return; }
+        event.preventDefault();
+        links.forEach(function (other) { other.removeAttribute('aria-current'); });
+        link.setAttribute('aria-current', 'true');
         self.load(example.payload);
       });
     });
@@ -119,7 +120,11 @@
       fileHandler: '',
       readonly: false
     });
-    this.form.addEventListener('change', function (event) { self.changed(event.data); });
+    // The form holds "" or null for every field nobody filled in: the optional ones are left
+    // out of the message (words.js).
+    this.form.addEventListener('change', function (event) {
+      self.changed(words.prune(event.data, self.config.schema));
+    });
     this.form.render();
   };
 
@@ -155,25 +160,47 @@
     postJSON(this.config.validateUrl, body).then(function (answer) {
       if (seq !== self.seq) { return; } // a later edit was sent meanwhile
       var json = answer.json || {};
+      if (answer.status !== 200) {
+        self.problem('The registry could not check it: ' + (json.detail || json.title || answer.status));
+        return;
+      }
       self.show(json.errors || [], json.valid, json.detail);
     }).catch(function (err) {
-      self.status.textContent = 'The registry could not check the payload: ' + err.message;
+      self.problem('The registry could not check it: ' + err.message);
     });
   };
 
+  /* Something that is not about a field (text that is not JSON, an unreachable registry). */
+  Block.prototype.problem = function (text) {
+    this.errors.textContent = '';
+    this.status.className = 'try-status small invalid';
+    this.status.textContent = text;
+    if (this.form) { this.form.update({errorMap: {}}); }
+  };
+
+  /* Each error said of its field, by its label: beside the field in the form (a missing
+   * required member on the member) and in the list under it; the status line says how many. */
   Block.prototype.show = function (errors, valid, detail) {
     var errorMap = {};
+    var schema = this.schema;
     this.errors.textContent = '';
     errors.forEach(function (error) {
-      var key = coordsOf(error);
-      (errorMap[key] = errorMap[key] || []).push(error.message);
-      var li = document.createElement('li');
-      li.textContent = (error.pointer || '/') + ': ' + error.message;
-      this.errors.appendChild(li);
+      var said = words.errorWords(error, schema);
+      var key = said.path.join(JOIN);
+      (errorMap[key] = errorMap[key] || []).push(words.beside(said));
+      line(this.errors, 'li', words.said(said));
     }, this);
-    this.status.className = 'try-status small ' + (valid ? 'valid' : 'invalid');
     var against = this.config.schemaName || "the skill's inputFields";
-    this.status.textContent = valid ? 'Valid against ' + against + '.' : (detail || 'Not valid.');
+    this.status.className = 'try-status small ' + (valid ? 'valid' : valid === false ? 'invalid' : '');
+    if (valid) {
+      this.status.textContent = 'Valid against ' + against + '.';
+    } else if (errors.length === 1) {
+      this.status.textContent = 'Not valid yet: one thing to fix.';
+    } else if (errors.length) {
+      this.status.textContent = 'Not valid yet: ' + errors.length + ' things to fix.';
+    } else {
+      this.status.textContent = detail ? detail.charAt(0).toUpperCase() + detail.slice(1) + '.' : 'Not checked.';
+    }
     if (this.form) { this.form.update({errorMap: errorMap}); }
   };
 
@@ -200,16 +227,36 @@
     return node;
   }
 
+  /* An agent's JSON-RPC error in words: its message and code. */
+  function agentError(error) {
+    if (error && typeof error === 'object' && typeof error.message === 'string') {
+      return error.message + (error.code !== undefined ? ' (code ' + error.code + ')' : '');
+    }
+    return JSON.stringify(error);
+  }
+
+  /* Where in the agent's answer an output error is ("verdict › item 1"). */
+  function answerPlace(pointer) {
+    var found = words.errorWords({pointer: pointer, message: '', keyword: ''}, {});
+    return found.where === 'The message' ? 'The data' : found.where;
+  }
+
   Block.prototype.answer = function (holder, status, json) {
     if (status !== 200) {
-      line(holder, 'p', 'Not sent (' + status + '): ' + (json.detail || json.title || ''), 'try-refused');
+      var refused = line(holder, 'p', 'Not sent: ' + (json.detail || json.title || 'the registry answered ' + status) + '.', 'try-refused');
+      if (json.errors && json.errors.length) {
+        refused.textContent = 'Not sent: the message is not valid yet.';
+        var list = line(holder, 'ul', '', 'try-refused');
+        var schema = this.schema;
+        json.errors.forEach(function (error) { line(list, 'li', words.said(words.errorWords(error, schema))); });
+      }
       return;
     }
     if (json.problem) { line(holder, 'p', 'No usable answer: ' + json.problem, 'try-refused'); }
     if (json.kind === 'task') {
-      line(holder, 'p', 'Task state: ' + json.state, 'try-state');
+      line(holder, 'p', 'Task state: ' + words.stateWords(json.state), 'try-state');
     } else if (json.kind === 'error') {
-      line(holder, 'p', 'The agent answered with an error: ' + JSON.stringify(json.error), 'try-state');
+      line(holder, 'p', 'The agent answered with an error: ' + agentError(json.error), 'try-state');
     } else if (json.kind === 'message') {
       line(holder, 'p', 'The agent answered with a message.', 'try-state');
       line(holder, 'pre', JSON.stringify(json.message, null, 2));
@@ -219,17 +266,19 @@
       var verdict = '';
       if (item.schema) {
         verdict = item.valid === true ? ' · valid against ' + item.schema
-          : item.valid === false ? ' · NOT valid against ' + item.schema : ' · schema ' + item.schema + ' not declared';
+          : item.valid === false ? ' · not valid against ' + item.schema : ' · schema ' + item.schema + ' not declared';
       }
       line(box, 'strong', 'Artifact ' + item.artifact + ' (' + (item.media_type || 'no media type') + ')' + verdict,
         item.valid === true ? 'try-valid' : item.valid === false ? 'try-invalid' : '');
-      (item.errors || []).forEach(function (error) { line(box, 'p', error.pointer + ': ' + error.message, 'try-invalid'); });
+      (item.errors || []).forEach(function (error) {
+        line(box, 'p', answerPlace(error.pointer) + ': ' + error.message, 'try-invalid');
+      });
       line(box, 'pre', 'data' in item ? JSON.stringify(item.data, null, 2) : (item.text || ''));
     });
   };
 
   function init() {
-    if (!window.reactJsonForm) { return; }
+    if (!window.reactJsonForm || !words) { return; }
     document.querySelectorAll('.try-block[data-try]').forEach(function (element) { new Block(element); });
   }
 

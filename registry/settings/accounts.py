@@ -1,9 +1,7 @@
 """Publisher accounts (issue 44, docs/publishers.md): django-allauth's sign-up, sign-in, e-mail,
 two-factor sign-in and GitHub / OpenID Connect sign-in, read from the environment.
 
-Imported at the end of ``registry.settings``, after ``DEBUG`` is known (read here again from the
-same variable, so this module does not import the settings it is part of). The production
-variables are listed in docs/configuration.md ("Accounts and e-mail").
+The production variables are listed in docs/configuration.md ("Accounts and e-mail").
 """
 
 from __future__ import annotations
@@ -12,8 +10,7 @@ import json
 from typing import Any
 
 from registry.env import ConfigError, env_bool, env_int, env_optional, env_str
-
-_DEBUG = env_bool("DJANGO_DEBUG", False)
+from registry.settings.base import DEBUG
 
 # The admin's password backend first: its failure counters (registry/login_throttle.py) refuse
 # a username login after too many failures, on the admin and on /accounts/login/ alike. An
@@ -76,7 +73,7 @@ MFA_RECOVERY_CODE_COUNT = 10
 # A code of the step before or after the current one is taken too (phone clocks drift).
 MFA_TOTP_TOLERANCE = 1
 # WebAuthn needs a secure origin; http://127.0.0.1 (make run, the browser tests) only when asked.
-MFA_WEBAUTHN_ALLOW_INSECURE_ORIGIN = env_bool("REGISTRY_WEBAUTHN_INSECURE_ORIGIN", _DEBUG)
+MFA_WEBAUTHN_ALLOW_INSECURE_ORIGIN = env_bool("REGISTRY_WEBAUTHN_INSECURE_ORIGIN", DEBUG)
 
 # --- Sign-in with GitHub and OpenID Connect providers (off until configured) -------------------
 SOCIALACCOUNT_ADAPTER = "publishers.social_adapter.SocialAccountAdapter"  # unset: 404
@@ -159,7 +156,7 @@ SOCIALACCOUNT_PROVIDERS: dict[str, dict[str, Any]] = {
 # its confirmation link included, on the console; a production registry sends through an MTA
 # on localhost:25 (docs/configuration.md).
 _email_host = env_optional("REGISTRY_EMAIL_HOST")
-if _email_host is None and _DEBUG:
+if _email_host is None and DEBUG:
     EMAIL_BACKEND = "django.core.mail.backends.console.EmailBackend"
 else:
     EMAIL_BACKEND = "django.core.mail.backends.smtp.EmailBackend"

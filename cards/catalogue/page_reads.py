@@ -1,0 +1,130 @@
+"""What the agent page reads of the agent row, in one statement: the row without its large
+columns, the live report without its rows (``live_head``), one page of the interfaces and one of
+the live check rows with the length of each list (:mod:`cards.reads.parts`), and the row's
+version (:mod:`cards.catalogue.page_cache`).
+
+On PostgreSQL the statement is compiled once per kind of viewer (anonymous, an owner, staff:
+:mod:`registry.compiled`), the rule being :func:`cards.reads.gate.agents` as everywhere; the
+page numbers are its parameters. Elsewhere the row and each page are read by the ORM.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from django.db import connection
+from django.db.models import IntegerField, QuerySet
+
+from cards.catalogue.page_cache import row_version
+from cards.models import Agent
+from cards.reads import gate, parts
+from cards.reads.gate import Viewer
+from registry.compiled import OneRow
+
+# Columns the page never shows: left unread (a card's interfaces and findings, the stored
+# documents and the index's arrays can each be megabytes).
+UNREAD = (
+    "findings", "search_text", "signature", "interfaces", "summary_doc", "detail_doc",
+    "facet_keys", "mode_keys", "tags", "capabilities", "ard_entry",
+)  # fmt: skip
+
+_ID = Agent._meta.get_field("id")
+_OWNER = Agent._meta.get_field("submitted_by")
+_NUMBER = IntegerField()
+_plans: dict[tuple[bool, bool], OneRow[Agent]] = {}
+
+
+@dataclass
+class Slice:
+    """One page of a list of the row: the list's length and the page's items."""
+
+    total: int
+    items: list[Any]
+
+
+@dataclass
+class PageRow:
+    agent: Agent
+    interfaces: Slice
+    checks: Slice
+    version: str
+
+
+def _rows(viewer: Viewer, pk: Any) -> QuerySet[Agent]:
+    return parts.live_head(gate.agents(viewer).defer(*UNREAD).filter(pk=pk).order_by())
+
+
+def _plan(viewer: Viewer) -> OneRow[Agent]:
+    owner = viewer.user_id is not None and not viewer.staff
+    kind = (viewer.staff, owner)
+    plan = _plans.get(kind)
+    if plan is None:
+        staff = viewer.staff
+
+        def build(
+            pk: Any, i_first: Any, i_last: Any, c_first: Any, c_last: Any, user: Any = None
+        ) -> QuerySet[Agent]:
+            i_total, i_items = parts.slice_columns(parts.INTERFACES, i_first, i_last)
+            c_total, c_items = parts.slice_columns(parts.LIVE_CHECKS, c_first, c_last)
+            return _rows(Viewer(user_id=user, staff=staff), pk).annotate(
+                page_version=row_version(),
+                interfaces_total=i_total,
+                interfaces_items=i_items,
+                checks_total=c_total,
+                checks_items=c_items,
+            )
+
+        numbers = {"i_first": _NUMBER, "i_last": _NUMBER, "c_first": _NUMBER, "c_last": _NUMBER}
+        if owner:  # the owner's id is a parameter only where the rule compares it
+            plan = OneRow(build, pk=_ID, user=_OWNER, **numbers)
+        else:
+            plan = OneRow(build, pk=_ID, **numbers)
+        _plans[kind] = plan
+    return plan
+
+
+def _compiled(
+    viewer: Viewer, pk: Any, interfaces: tuple[int, int], checks: tuple[int, int]
+) -> PageRow | None:
+    values = {
+        "pk": pk,
+        "i_first": interfaces[0],
+        "i_last": interfaces[0] + interfaces[1] - 1,
+        "c_first": checks[0],
+        "c_last": checks[0] + checks[1] - 1,
+    }
+    if viewer.user_id is not None and not viewer.staff:
+        values["user"] = viewer.user_id
+    agent = _plan(viewer).get(**values)
+    if agent is None:
+        return None
+    found = vars(agent)
+
+    def taken(name: str) -> Slice:
+        total, items = found.pop(f"{name}_total"), found.pop(f"{name}_items")
+        return Slice(int(total or 0), parts.items_of(items))
+
+    return PageRow(agent, taken("interfaces"), taken("checks"), str(found.pop("page_version")))
+
+
+def _orm(
+    viewer: Viewer, pk: Any, interfaces: tuple[int, int], checks: tuple[int, int]
+) -> PageRow | None:
+    agent = _rows(viewer, pk).first()
+    if agent is None:
+        return None
+    agents = gate.agents(viewer)
+    found = [parts.array_slice(agents, pk, which, *page) or (0, []) for which, page in
+             ((parts.INTERFACES, interfaces), (parts.LIVE_CHECKS, checks))]  # fmt: skip
+    return PageRow(agent, Slice(*found[0]), Slice(*found[1]), version="")
+
+
+def page_row(
+    viewer: Viewer, pk: Any, *, interfaces: tuple[int, int], checks: tuple[int, int]
+) -> PageRow | None:
+    """The agent ``pk`` if ``viewer`` may see it, with the page ``(offset, count)`` of its
+    interfaces and of its live check rows; None when it may not."""
+    if connection.vendor == "postgresql":
+        return _compiled(viewer, pk, interfaces, checks)
+    return _orm(viewer, pk, interfaces, checks)
