@@ -82,8 +82,7 @@ run: $(STAMP)
 	env $(RUN_UNSET) DJANGO_DEBUG=true $(RUN_FETCH) $(PY) manage.py migrate --noinput
 	env $(RUN_UNSET) DJANGO_DEBUG=true $(RUN_FETCH) $(PY) manage.py load_demo
 	@echo "==> The registry on http://127.0.0.1:$(PORT)/ (Ctrl-C stops it)"
-	env $(RUN_UNSET) DJANGO_DEBUG=true $(RUN_FETCH) $(PY) -m uvicorn registry.asgi:application \
-	  --host 127.0.0.1 --port $(PORT)
+	env $(RUN_UNSET) DJANGO_DEBUG=true $(RUN_FETCH) $(PY) -m uvicorn registry.asgi:application --host 127.0.0.1 --port $(PORT)
 
 services:
 	bash scripts/services.sh

@@ -12,6 +12,7 @@ from django.db import close_old_connections
 import registry.metrics_worker  # noqa: F401 - connects the worker's metrics signals
 from registry.heartbeat_celery import install as install_heartbeats
 from registry.logs import task_signals
+from registry.redis_broker_close import install as keep_workers_through_broker_loss
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "registry.settings")
 
@@ -27,6 +28,9 @@ install_heartbeats(app)
 # The web request's id goes along with the tasks it queues; each task's lines say which
 # (registry/logs/task_signals.py).
 task_signals.connect()
+# A worker that loses Redis with a message unacknowledged keeps running (kombu's cleanup crashed
+# it: registry/redis_broker_close.py).
+keep_workers_through_broker_loss()
 
 
 @task_prerun.connect(weak=False)

@@ -72,7 +72,7 @@ def _direct_problem() -> str | None:
     parameters and a bounded connect (:data:`CONNECT_TIMEOUT`), then closed. Through the pool,
     a probe during an outage waited for the pool's timeout (30 s) before it answered, and so
     did every scrape's check."""
-    import psycopg
+    import psycopg  # lazy: a pooled PostgreSQL only; SQLite nodes never need it
 
     params = dict(connection.get_connection_params())
     params.pop("cursor_factory", None)  # the registry's counting cursor: a probe is not a query

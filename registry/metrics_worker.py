@@ -51,7 +51,7 @@ def serve(port: int, address: str) -> Any:
 
     # registry_dependency_up on a worker node too: registered here, not left to whichever
     # task module happens to import the URLconf (which imports it on a web node).
-    from registry import health  # noqa: F401 - registers the dependency gauge
+    from registry import health  # noqa: F401  # lazy: needs Django; registers the gauge
     from registry.metrics_exposition import NodeCollector
 
     class Closing:

@@ -195,7 +195,7 @@ def warm_up(log: Any = logger) -> None:
     from django.conf import settings
     from django.test import Client
 
-    from registry.metrics_requests import UNCOUNTED
+    from registry.metrics_requests import UNCOUNTED  # lazy: Django is set up by now
 
     try:
         host = warm_up_host(list(settings.ALLOWED_HOSTS))

@@ -114,7 +114,7 @@ def _format_handlers(logger: logging.Logger | None = None, **_: Any) -> None:
     if logger is not None and logger is logging.getLogger():
         # Celery gives billiard's pool logger (a child lost, a pool that cannot start) a
         # handler of its own beside the root's, and tells nobody: its lines were text in JSON.
-        from celery.utils.log import get_multiprocessing_logger
+        from celery.utils.log import get_multiprocessing_logger  # lazy: worker and beat only
 
         _format(get_multiprocessing_logger())
 
