@@ -6,7 +6,7 @@ Reports, medians over ``--runs``:
 - one client (wrk -c1): p50 and p99 latency and req/s;
 - ``--connections`` (16) closed-loop connections: req/s, p50, p99, and the CPU per request of
   the server (gunicorn's master and workers) and of PostgreSQL, read from ``/proc``;
-- the floor in the same run: ``cards.reads.semantic.rank`` called in-process for the same needs
+- the floor in the same run: ``search.semantic.rank`` called in-process for the same needs
   (query embedding included, no HTTP, no JSON), p50.
 
 Needs are generated like bench/semantic_load.py's; with ``--needs`` larger than the requests of
@@ -82,8 +82,9 @@ def v1_paths(count: int, seed: int) -> list[str]:
 def floor(texts: list[str]) -> tuple[float, float]:
     """In-process ranking of the same needs: the cost without HTTP and JSON (p50), and the
     mean number of agents a page lists (an empty page is cheaper than a real one)."""
-    from cards.reads import gate, semantic
+    from cards.reads import gate
     from protocols.ard import filters
+    from search import semantic
 
     rows = filters.apply(gate.agents(), {})
     semantic.rank("warm up the model and the index", rows, limit=11)

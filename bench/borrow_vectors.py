@@ -53,8 +53,9 @@ def main() -> None:
     pool = [bytes(raw) for _, _, raw in rows]
     model_id = rows[0][1]
     setup_django(args.database_url)
-    from cards.embedding import store
-    from cards.models import Agent, AgentEmbedding
+    from cards.models import Agent
+    from search.embedding import store
+    from search.models import AgentEmbedding
 
     rng = np.random.default_rng(args.seed)
     ids = list(

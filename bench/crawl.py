@@ -232,10 +232,11 @@ def crawl_pass(
     from django.db import InterfaceError, OperationalError, connection
     from django.utils import timezone
 
-    from cards.models import Agent, AgentEmbedding
+    from cards.models import Agent
     from cards.services import enqueue_crawls
     from cards.tasks import crawl_agent
     from registry.celery import app
+    from search.models import AgentEmbedding
 
     replies = app.control.ping(timeout=1.0)
     destination = [h for r in replies for h in r if h.startswith(ingest.worker_name() + "@")]

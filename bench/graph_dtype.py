@@ -3,7 +3,7 @@
     .venv/bin/python bench/graph_dtype.py \
         --database-url postgres://postgres@127.0.0.1:5432/registry_bench_100k
 
-Reads the rows of the current snapshot (``cards/embedding/vectors.py``: every agent's whole
+Reads the rows of the current snapshot (``search/index/snapshot.py``: every agent's whole
 text and skills), builds a usearch graph of them in each element type with the snapshot's own
 settings, and asks each graph for the nearest rows of the same needs (``bench/semantic_load.py``'s
 synthetic needs, their vectors from the model), for several counts of rows. For each it prints
@@ -35,7 +35,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench._common import setup_django  # noqa: E402
 from bench.semantic_load import needs  # noqa: E402
 
-WANTED = 100  # agents a first page asks the graph for (cards/reads/semantic.py NEAREST_MIN)
+WANTED = 100  # agents a first page asks the graph for (search/semantic.py NEAREST_MIN)
 
 
 def main() -> None:
@@ -48,7 +48,9 @@ def main() -> None:
     args = parser.parse_args()
     setup_django(args.database_url)
 
-    from cards.embedding import model, vectors
+    from search.embedding import model
+    from search.index import snapshot as files
+    from search.index import vectors
 
     queries = np.array([model.embed_query(t) for t in needs(args.needs, seed=5)], np.float32)
     index = vectors.index()
@@ -56,7 +58,7 @@ def main() -> None:
     snapshot = index.snapshot
     if not len(snapshot.ids):
         raise SystemExit("no snapshot: run bench/semantic_load.py on this database first")
-    span, count = vectors.KEY_SPAN, len(snapshot.ids)
+    span, count = files.KEY_SPAN, len(snapshot.ids)
     offsets = np.asarray(snapshot.offsets)
     skill_keys = [
         np.arange(1, 1 + offsets[i + 1] - offsets[i], dtype=np.int64) + i * span
@@ -76,7 +78,7 @@ def main() -> None:
     graphs: dict[str, Any] = {}
     projections: dict[str, np.ndarray] = {}
     for kind in dict.fromkeys(spec.split(":")[0] for spec in args.rows.split(",")):
-        graph = vectors.new_graph(kind)
+        graph = files.new_graph(kind)
         started = time.monotonic()
         graph.add(keys, rows, threads=2)
         graphs[kind] = graph
@@ -115,7 +117,7 @@ def main() -> None:
             found = [graph.search(query, int(asked)) for query in asked_with]
             times.append((time.process_time() - began) / len(queries) * 1000)
         share = statistics.mean(
-            len(set(vectors.agents_by_best_row(f.keys)[0][:WANTED].tolist()) & e) / WANTED
+            len(set(files.agents_by_best_row(f.keys)[0][:WANTED].tolist()) & e) / WANTED
             for f, e in zip(found, exact, strict=True)
         )
         print(f"{kind:6s} {asked:>10s} {statistics.median(times):14.2f} {share:24.3f}")

@@ -5,7 +5,7 @@
 
 Each model (the packaged all-MiniLM-L6-v2, then each ``--model``, a sentence-transformers
 directory) embeds the same texts the registry embeds for each agent
-(``cards.embedding.texts``: the whole text, then one per skill) and each need; an agent's
+(``search.embedding.texts``: the whole text, then one per skill) and each need; an agent's
 similarity is the best of its rows (max pooling), nothing else: no hubness, no lexical share,
 no floor. That isolates the model from the ranking built around it
 (``bench/semantic_quality.py`` measures the whole of it). Needs in words only, recall@5 and
@@ -138,7 +138,7 @@ def main() -> None:
     args = parser.parse_args()
     open_database(args.database_url)
 
-    from cards.embedding import model, texts
+    from search.embedding import model, texts
 
     labels = agent_labels(args.skip_load)
     rows = texts.agent_texts(list(labels))

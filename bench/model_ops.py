@@ -3,9 +3,9 @@
     .venv/bin/python bench/model_ops.py --agents 200 --rounds 3
     .venv/bin/python bench/model_ops.py --agents 300 --rounds 3 --batches 1,8,32,128
 
-Runs the shipped int8 graph through the model's own runner (``cards/embedding/model.py``:
+Runs the shipped int8 graph through the model's own runner (``search/embedding/model.py``:
 tokenising, each text alone, pooling; one thread, as the worker) over the texts of ``--agents``
-synthetic agents (``bench/synth.py``, composed by ``cards/embedding/texts.py`` as at ingest:
+synthetic agents (``bench/synth.py``, composed by ``search/embedding/texts.py`` as at ingest:
 the whole text and one per skill). Prints the
 texts/s of CPU and the ms of CPU per agent, alternating each round with the same graph whose
 add & norm is fused back into ONNX Runtime's SkipLayerNormalization (the form shipped before
@@ -37,7 +37,7 @@ from bench._common import setup_django  # noqa: E402
 
 def agent_texts(count: int, seed: int) -> list[list[str]]:
     """The texts ingest embeds for ``count`` synthetic agents (``texts.texts_of``)."""
-    from cards.embedding.texts import texts_of
+    from search.embedding.texts import texts_of
 
     out = []
     for index in range(count):
@@ -64,7 +64,7 @@ def fused(path: Path, target: Path) -> None:
     import onnx
     from onnx import helper
 
-    from cards.embedding.graph import MS
+    from search.embedding.graph import MS
 
     model = onnx.load(str(path))
     graph = model.graph
@@ -102,7 +102,7 @@ def fused(path: Path, target: Path) -> None:
 def runner(path: Path, profile: bool = False, disabled: list[str] | None = None) -> Any:
     """The model's own runner (``model._OnnxRunner``: tokenising, each text alone, pooling)
     over the graph at ``path``, optionally profiled or with other fusions left on."""
-    from cards.embedding import model
+    from search.embedding import model
 
     made = model._OnnxRunner(path)
     options = model.session_options()
@@ -157,7 +157,7 @@ def main() -> None:
     )
     args = parser.parse_args()
     setup_django("sqlite:///:memory:")
-    from cards.embedding import graph, model
+    from search.embedding import graph, model
 
     shipped = model._onnx_file()
     agents = agent_texts(args.agents, args.seed)

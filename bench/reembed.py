@@ -36,8 +36,8 @@ def main() -> None:
 
     from django.db import connection
 
-    from cards.embedding import model, store
-    from cards.models import AgentEmbedding
+    from search.embedding import model, store
+    from search.models import AgentEmbedding
 
     ids = list(
         AgentEmbedding.objects.order_by("agent_id").values_list("agent_id", flat=True)[

@@ -7,14 +7,14 @@ search latency (one client), the index snapshot.
         --database-url postgres://postgres@127.0.0.1:5432/registry_sem_bench_100k
 
 1. Ingest: every agent without an embedding is embedded by ``--processes`` worker processes
-   (1 model thread each), each calling the worker's own ``cards.embedding.store.embed_agents``
+   (1 model thread each), each calling the worker's own ``search.embedding.store.embed_agents``
    on batches of ``--ingest-batch`` ids (64, as the ``cards.embed_pending`` drain does; 1 is one
    crawl's ``cards.embed_agents`` task). Reported: agents/s over the wall time and the CPU per
    agent of the embedding processes, model loading excluded (``--ingest-sample N`` re-embeds
    N agents instead; ``--ingest-only`` stops there).
 2. The snapshot the worker writes (``save_snapshot``), and a web process opening it.
 3. Query embedding: distinct needs, cache cold, one at a time.
-4. Search: ``cards.reads.semantic.rank`` over every public agent (page of 20), one client; with
+4. Search: ``search.semantic.rank`` over every public agent (page of 20), one client; with
    the need's embedding not cached (the usual case) and cached; then the HTTP path
    (``GET /api/v1/agents?mode=semantic``) through Django's test client.
 ``--profile`` prints where a search spends its time.
@@ -69,7 +69,7 @@ def needs(count: int, seed: int) -> list[str]:
 def _embed_worker(args: tuple[str, list[str], Any, bool, int]) -> tuple[int, float, float]:
     database_url, ids, barrier, force, batch = args
     setup_django(database_url, REGISTRY_EMBEDDING_THREADS="1")
-    from cards.embedding import model, store
+    from search.embedding import model, store
 
     model.embed(["warm up"])  # the model is loaded before the clock starts
     barrier.wait()
@@ -86,8 +86,9 @@ def phases(agents: Any, count: int = 200, passes: int = 3) -> None:
     needs' vectors cached first: the HNSW search, scoring the candidates' rows, the lexical
     query and the matched skills' names; ``passes`` times over the same needs, in a process
     that has had its snapshot open for longer than the look-back window."""
-    from cards.embedding import model, vectors
-    from cards.reads import semantic
+    from search import semantic
+    from search.embedding import model
+    from search.index import snapshot, vectors
 
     texts = needs(count, seed=5)
     for text in texts:
@@ -98,14 +99,14 @@ def phases(agents: Any, count: int = 200, passes: int = 3) -> None:
     # a second) reads the seq of every row after that floor, 100,000 at 100,000 agents (about
     # 0.3-0.9 ms a search in a loop like this one). A process that has served that long no
     # longer does: wait for it, as a running web process has.
-    time.sleep(vectors.WINDOW_SECONDS + 1)
+    time.sleep(snapshot.WINDOW_SECONDS + 1)
     semantic.rank("warm up", agents, limit=20)
     for turn in range(passes):
         timer = PhaseTimer(time.process_time)
         for owner, name in (
             (vectors.VectorIndex, "candidates"),
             (vectors.VectorIndex, "scores"),
-            (semantic, "_lexical"),
+            (semantic, "word_shares"),
             (semantic, "_named"),
         ):
             timer.wrap(owner, name, name)
@@ -188,9 +189,12 @@ def main() -> None:
 
     from django.test import Client
 
-    from cards.embedding import model, vectors
-    from cards.models import Agent, AgentEmbedding
-    from cards.reads import gate, semantic
+    from cards.models import Agent
+    from cards.reads import gate
+    from search import semantic
+    from search.embedding import model
+    from search.index import vectors, writing
+    from search.models import AgentEmbedding
 
     print(f"{Agent.objects.count()} agents, {AgentEmbedding.objects.count()} embeddings")
     ingest(args.database_url, args.processes, args.ingest_sample, args.ingest_batch)
@@ -198,7 +202,7 @@ def main() -> None:
         return
 
     started = time.monotonic()
-    size = vectors.save_snapshot(threads=args.processes)
+    size = writing.save_snapshot(threads=args.processes)
     print(f"snapshot: {size} agents written in {time.monotonic() - started:.1f} s")
     vectors.reset()
     started = time.monotonic()

@@ -6,7 +6,7 @@
 Loads the corpus cards (read from ../shared/corpus/cards beside the repository, never copied) and
 the demo agents (cards/demo/) into a dedicated database through the real ``card_ingest``, embeds
 them with the real store, then asks every need of bench/queries/*.json through
-``cards.reads.semantic.rank`` (with the ARD filters of shape needs applied first, as ``POST
+``search.semantic.rank`` (with the ARD filters of shape needs applied first, as ``POST
 /ard/search`` does):
 
 - ``agents.json``: binary judgements over corpus and demo agents;
@@ -20,7 +20,7 @@ top 5, over min(5, their number); nDCG@5 with gains 2^grade - 1. Negatives: the 
 tuning needs only (and agents.json), never on held-out.
 
 ``--more-references FILE`` (repeatable) adds each non-empty line of FILE to the hubness
-references (``cards.embedding.hubs.REFERENCES``) for the run, with ``--hub-top`` as their TOP and
+references (``search.embedding.hubs.REFERENCES``) for the run, with ``--hub-top`` as their TOP and
 the corpus cards' mean hubness under them as ``HUB_CENTER`` (as the committed centre was
 chosen): bench/references/ holds the two sets tried on 2026-11-28 (docs/search.md, "More hubness
 references").
@@ -90,7 +90,7 @@ def agent_labels(skip_load: bool) -> dict[Any, str]:
 
 def lexical_top(text: str, limit: int) -> list[Any]:
     from cards.reads import gate
-    from cards.reads.search import text_filter
+    from search.filters import text_filter
 
     agents = text_filter(gate.agents(include_gone=False), text)
     ranked = agents.extra(  # noqa: S610 - bound parameter
@@ -236,10 +236,11 @@ def more_references(files: list[Path], top: int, corpus: list[Any]) -> None:
     best ``top``, centred on the corpus cards' mean hubness under them, for this run."""
     import numpy as np
 
-    from cards.embedding import hubs, vectors
-    from cards.embedding.store import stored_rows
-    from cards.models import AgentEmbedding
-    from cards.reads import semantic
+    from search import semantic
+    from search.embedding import hubs
+    from search.embedding.store import stored_rows
+    from search.index import vectors
+    from search.models import AgentEmbedding
 
     known = {text.lower() for text in hubs.REFERENCES}
     for path in files:
@@ -286,9 +287,11 @@ def main() -> None:
 
     from django.conf import settings
 
-    from cards.embedding import model, store, vectors
-    from cards.reads import gate, semantic
+    from cards.reads import gate
     from protocols.ard import filters
+    from search import semantic
+    from search.embedding import model, store
+    from search.index import vectors
 
     labels = agent_labels(args.skip_load)
     started = time.monotonic()

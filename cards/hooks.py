@@ -29,6 +29,9 @@ PageSection = Callable[[Any, Any], dict[str, Any] | None]
 
 # (agent id, crawl outcome) -> None: told after each crawl task's crawl (live checks queue theirs).
 AfterCrawl = Callable[[str, str], None]
+# (agent ids) -> None: told in the transaction that stored new text for these agents (a crawl's
+# card, a manifest's entries); search embeds them once it commits.
+TextChanged = Callable[[list[str]], None]
 
 # (card URL) -> (account id, origin) of the verified publisher of the URL's origin, or None
 # (publishers: issue 44). The first lookup that answers decides.
@@ -41,6 +44,7 @@ card_checks: list[CardCheck] = []
 publisher_lookups: list[PublisherLookup] = []
 action_guards: list[ActionGuard] = []
 after_crawl: list[AfterCrawl] = []
+text_changes: list[TextChanged] = []
 index_steps: list[IndexStep] = []
 snapshot_details: dict[str, SnapshotDetails] = {}
 agent_schema_rows: list[AgentRows] = []
@@ -69,6 +73,17 @@ def register_agent_schema_rows(rows: AgentRows) -> None:
 def register_after_crawl(step: AfterCrawl) -> None:
     if step not in after_crawl:
         after_crawl.append(step)
+
+
+def register_text_changed(step: TextChanged) -> None:
+    if step not in text_changes:
+        text_changes.append(step)
+
+
+def text_changed(agent_ids: list[str]) -> None:
+    """Tell every registered step that these agents' text may have changed."""
+    for step in text_changes:
+        step(agent_ids)
 
 
 def register_agent_page_section(section: PageSection) -> None:

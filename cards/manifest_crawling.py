@@ -21,10 +21,10 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from cards import hooks
 from cards.ard import identifiers
 from cards.ard.manifest import AgentEntry, ManifestReport, finding, read, url_authority
 from cards.discovery import origin_of
-from cards.embedding import pending as embedding_pending
 from cards.indexing import search_text_of
 from cards.manifest_resolution import Found, Resolution, resolve, was_read
 from cards.models import Agent, AgentEvent, Manifest
@@ -309,5 +309,5 @@ def ingest(
     # The entries' words (representative queries, tags, description) are part of what is
     # embedded for natural-language search.
     if report_agents := [str(pk) for pk in listed_ids]:
-        embedding_pending.embed_after_commit(report_agents)
+        hooks.text_changed(report_agents)  # search embeds them once this commits
     return manifest, [(agent_id, inline) for agent_id, inline in to_crawl if inline is not None]

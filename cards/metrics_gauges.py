@@ -8,7 +8,7 @@ Redis by the process that answers the scrape, so every node reports the same val
   first row of the partial index on ``next_crawl_at`` (``agent_due_idx``), cut off after
   0.5 s; while it fails the scrape answers the last value read (registry/metrics_exposition.py);
 * ``registry_embedding_pending_agents`` and ``registry_embedding_oldest_pending_seconds``: the
-  agents waiting for their embedding (cards/embedding/pending.py), one Redis round trip.
+  agents waiting for their embedding (search/embedding/pending.py), one Redis round trip.
 """
 
 from __future__ import annotations
@@ -20,9 +20,9 @@ from django.db import connection, transaction
 from django.utils import timezone
 from prometheus_client.core import GaugeMetricFamily, Metric
 
-from cards.embedding import pending
 from cards.models import Agent
 from registry import metrics
+from search.embedding import pending
 
 STATEMENT_TIMEOUT_MS = 500
 

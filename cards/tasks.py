@@ -16,9 +16,6 @@ from django.utils import timezone
 
 from cards import crawling, hooks, imports, politeness, queue, scheduling, services
 from cards.discovery import origin_of
-from cards.embedding import pending as embedding_pending
-from cards.embedding import store as embedding_store
-from cards.embedding import vectors
 from cards.models import Agent
 
 logger = logging.getLogger(__name__)
@@ -316,38 +313,3 @@ def import_item(self: Task, item_id: int) -> str:
         return imports.import_item_crawl(item_id=item_id)
     finally:
         politeness.release(origin)
-
-
-# Embedding tasks: no result kept; acknowledged once done (a lost worker's task runs again).
-EMBEDDING_TASK: dict[str, Any] = {
-    "ignore_result": True,
-    "acks_late": True,
-    "soft_time_limit": settings.CELERY_TASK_SOFT_TIME_LIMIT,
-    "time_limit": settings.CELERY_TASK_TIME_LIMIT,
-}
-
-
-@shared_task(name="cards.embed_agents", **EMBEDDING_TASK)
-def embed_agents(agent_ids: list[str]) -> int:
-    """Embed these agents for semantic search (those whose text changed); returns how many."""
-    return embedding_store.embed_agents(agent_ids)
-
-
-@shared_task(name="cards.embed_pending", **EMBEDDING_TASK)
-def embed_pending() -> int:
-    """Embed the agents waiting for it, many per model run (cards.embedding.pending); a turn
-    that leaves some waiting queues the next one."""
-    written, more = embedding_pending.drain(embedding_store.embed_agents)
-    if more:
-        queue.send("cards.embed_pending", priority=queue.PERIODIC)
-    return written
-
-
-@shared_task(
-    name="cards.save_vector_index", ignore_result=True, soft_time_limit=600, time_limit=900
-)
-def save_vector_index() -> int:
-    """Write a new snapshot of the vector index for the web processes (docs/search.md)."""
-    if settings.REGISTRY_EMBEDDINGS == "off":
-        return 0
-    return vectors.save_snapshot()

@@ -1,6 +1,6 @@
 """The registry's own skill: answer an ``agentQuery`` with an ``agentQueryResult`` (seed 000).
 
-Text is matched by the natural-language search (cards/reads/semantic.py: embeddings fused with
+Text is matched by the natural-language search (search/semantic.py: embeddings fused with
 full-text rank, one relevance cutoff), filters are the v1 search filters, a payload is matched
 against the agents' declared input schemas. Every read goes through the visibility gate.
 """
@@ -12,10 +12,10 @@ from typing import Any
 import jsonschema_rs
 from django.http import HttpRequest
 
-from cards.reads import door_metrics
 from cards.reads.gate import Viewer
 from protocols import queries
 from protocols.own_card import AGENT_QUERY, AGENT_QUERY_RESULT
+from search import door_metrics
 
 _QUERY = jsonschema_rs.validator_for(AGENT_QUERY)
 RESULT_VALIDATOR = jsonschema_rs.validator_for(AGENT_QUERY_RESULT)

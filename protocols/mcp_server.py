@@ -26,7 +26,6 @@ from mcp.server.transport_security import TransportSecuritySettings
 from mcp.shared.exceptions import McpError
 from pydantic import AnyUrl, Field
 
-from cards.reads import door_metrics
 from cards.reads.gate import ANONYMOUS
 from cards.reads.params import MAX_LENGTH
 from protocols import mcp_validation, queries
@@ -41,6 +40,7 @@ from protocols.mcp_errors import (
 from protocols.mcp_http import json_errors
 from protocols.mcp_results import AgentList, AgentMatches, MessageVerdict, SchemaList
 from registry.about import REGISTRY_NAME, REGISTRY_VERSION
+from search import door_metrics
 
 logger = logging.getLogger(__name__)
 

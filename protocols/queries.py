@@ -15,14 +15,15 @@ from django.http import HttpRequest, QueryDict
 
 from cards.api.reads import AGENTS
 from cards.models import Agent
-from cards.reads import documents, gate, semantic
+from cards.reads import documents, gate
 from cards.reads.gate import Viewer
 from cards.reads.params import Query
-from cards.reads.search import AgentSearch
 from registry.errors import ProblemError
 from schemas_app.matching import match_payload
 from schemas_app.models import SchemaUse
 from schemas_app.payloads import DeclaredSchemas, check_message
+from search import semantic
+from search.filters import AgentSearch
 
 MAX_LIMIT = 100
 FILTERS = tuple(name for name in AgentSearch.PARAMETERS if name not in ("q", "valid", "status"))

@@ -48,7 +48,7 @@ DESCRIPTIONS = {
     "503": "A service the operation needs (the task queue) is unreachable.",
 }
 UUID_PARAMETERS = {"id", "pk"}
-MAX_TAGS = 10  # tags combined in one search (cards.reads.search.AgentSearch.MAX_TAGS)
+MAX_TAGS = 10  # tags combined in one search (search.filters.AgentSearch.MAX_TAGS)
 QUERY_STRING = {"maxLength": 1000, "pattern": "^[^\\x00]*$"}
 
 

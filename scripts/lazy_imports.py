@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-APPS = ("registry", "cards", "schemas_app", "protocols", "live", "tryit", "publishers")
+APPS = ("registry", "cards", "search", "schemas_app", "protocols", "live", "tryit", "publishers")
 REASON = "# lazy:"
 
 

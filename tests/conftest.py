@@ -139,7 +139,7 @@ def _fresh_vector_index() -> None:
     for new rows at most once a second, so a search in the first second of a test could
     otherwise answer from the rows of the test before (rolled back since): the demo agents of
     tests/ard were missing after tests/api/test_malformed_input.py asked a question."""
-    from cards.embedding import vectors
+    from search.index import vectors
 
     vectors.reset()
 

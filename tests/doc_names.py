@@ -23,7 +23,17 @@ ROOT = Path(__file__).resolve().parents[1]
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 # The registry's address as the docs write it (tests/docs_blocks.py), and the issuer of examples.
 HOSTS = ("http://127.0.0.1:8000", "https://registry.example.com", "http://localhost:8000")
-APPS = ("registry", "cards", "schemas_app", "protocols", "live", "tryit", "publishers", "bench")
+APPS = (
+    "registry",
+    "cards",
+    "search",
+    "schemas_app",
+    "protocols",
+    "live",
+    "tryit",
+    "publishers",
+    "bench",
+)
 
 
 @dataclass(frozen=True)
@@ -285,7 +295,7 @@ def _walk(document: dict[str, Any], schema: Any, rest: list[str]) -> bool:
 
 @cache
 def _module_basenames() -> dict[str, list[str]]:
-    """``semantic`` -> ``["cards.reads.semantic"]``: the project's modules by last name."""
+    """``semantic`` -> ``["search.semantic"]``: the project's modules by last name."""
     out: dict[str, list[str]] = {}
     for app in APPS:
         for path in (ROOT / app).rglob("*.py"):

@@ -25,7 +25,6 @@ LOOP_EDGES_ELSEWHERE = {
     ("registry.metrics_worker", "registry"),
 }
 LAZY_ELSEWHERE = (
-    "cards/embedding/",  # search moves to an app of its own
     "registry/health.py",
     "registry/logs/",
     "registry/metrics",

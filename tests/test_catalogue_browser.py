@@ -16,8 +16,9 @@ from django.conf import settings
 from django.test import Client
 from django.utils import timezone
 
-from cards.embedding import model, store, vectors
 from cards.models import Agent
+from search.embedding import model, store
+from search.index import snapshot, vectors
 from tests.factories import agent_from_card, minimal_card
 from tests.test_browser import CHROMEDRIVER, CHROMIUM, browser
 
@@ -108,7 +109,7 @@ def test_weaker_matches_start_collapsed(
 ) -> None:
     from selenium.webdriver.common.by import By
 
-    monkeypatch.setattr(vectors, "_directory", lambda: tmp_path / "index")
+    monkeypatch.setattr(snapshot, "directory", lambda: tmp_path / "index")
     vectors.reset()
     agents = [
         agent_from_card(path.read_bytes(), url=f"https://{path.stem}.demo.example/card.json")

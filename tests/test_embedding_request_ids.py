@@ -1,5 +1,5 @@
 """The request id follows a submission into the batched embedding (issue 46;
-cards/embedding/pending.py): an agent marked by a crawl in a submission's story keeps that
+search/embedding/pending.py): an agent marked by a crawl in a submission's story keeps that
 request id beside it, and the drain writes one line per such agent under it. Real Redis."""
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 from django.db import transaction
 
-from cards.embedding import pending
 from registry.logs import context, follow_ups
+from search.embedding import pending
 
 needs_redis = pytest.mark.skipif(not os.environ.get("REDIS_URL"), reason="REDIS_URL is not set")
 KEYS = (pending.KEY, pending.CLAIM, pending.REQUESTS)

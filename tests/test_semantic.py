@@ -12,10 +12,13 @@ import numpy as np
 import pytest
 from django.core.management import call_command
 
-from cards.catalogue.search import WEAK_SCORE
-from cards.embedding import model, store, texts, vectors
-from cards.models import Agent, AgentEmbedding
-from cards.reads import gate, semantic
+from cards.models import Agent
+from cards.reads import gate
+from search import lexical, semantic
+from search.embedding import model, store, texts
+from search.index import snapshot, vectors, writing
+from search.matches import WEAK_SCORE
+from search.models import AgentEmbedding
 from tests.factories import agent_from_card, minimal_card
 from tests.support import CORPUS
 
@@ -38,7 +41,7 @@ needs_model = pytest.mark.skipif(
 @pytest.fixture(autouse=True)
 def _fresh_index(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """Each test reads vectors from its own database rows and snapshot directory."""
-    monkeypatch.setattr(vectors, "_directory", lambda: tmp_path / "index")
+    monkeypatch.setattr(snapshot, "directory", lambda: tmp_path / "index")
     vectors.reset()
     yield
     vectors.reset()
@@ -106,7 +109,7 @@ def test_a_paraphrased_need_finds_the_agent(registry: dict[str, Agent]) -> None:
 
 @needs_model
 def test_a_framed_need_ranks_as_the_bare_need(registry: dict[str, Agent]) -> None:
-    """A request frame ("is there an agent which can …", cards/reads/request_frame.py) changes
+    """A request frame ("is there an agent which can …", search/request_frame.py) changes
     neither the order nor the scores, and the lexical side (which already leaves such words
     out) agrees."""
     agents = gate.agents(include_gone=False)
@@ -310,7 +313,7 @@ def test_snapshot_and_delta_agree(registry: dict[str, Agent]) -> None:
     ranked = [
         [(m.id, m.score, m.matched_skill) for m in semantic.rank(n, agents, limit=9)] for n in needs
     ]
-    assert vectors.save_snapshot() == len(registry)
+    assert writing.save_snapshot() == len(registry)
     vectors.reset()
     index = vectors.index()
     index.refresh()
@@ -408,14 +411,15 @@ def test_embedding_text_is_stored_as_digest_only(registry: dict[str, Agent]) -> 
 @needs_model
 def test_the_index_library_then_the_model_in_one_process() -> None:
     """usearch's native library loaded before ONNX Runtime's crashed the process; the index
-    now loads the runtime first (cards.embedding.model.load_runtime_first)."""
+    now loads the runtime first (search.embedding.model.load_runtime_first)."""
     import subprocess
     import sys
 
     code = (
         "import django; django.setup()\n"
-        "from cards.embedding import model, vectors\n"
-        "assert vectors._Snapshot.open('no-such-snapshot') is None\n"
+        "from search.embedding import model\n"
+        "from search.index import snapshot\n"
+        "assert snapshot.Snapshot.open('no-such-snapshot') is None\n"
         "print(model.embed(['hello']).shape)\n"
     )
     done = subprocess.run(
@@ -439,7 +443,7 @@ def test_an_agent_with_every_word_of_the_need_is_never_under_the_floor(
     agents = gate.agents(include_gone=False)
     found = [pk for pk, _ in semantic.rank(need, agents, limit=20)]
     assert weather.pk in found
-    assert all(semantic._lexical(need, agents, [pk], 0).get(pk) == 1.0 for pk in found), (
+    assert all(lexical.word_shares(need, agents, [pk], 0).get(pk) == 1.0 for pk in found), (
         "only agents having every word pass a floor nothing else reaches"
     )
 
@@ -451,18 +455,18 @@ def test_a_float16_snapshot_is_read_and_the_next_one_is_built_in_int8(
     graph) is read as it is, and the worker's next snapshot holds every row in int8."""
     query = model.embed_query("weather radar")
     exact = [pk for pk, _ in vectors.index().nearest(query, 3)]
-    monkeypatch.setattr(vectors, "GRAPH_DTYPE", "f16")
-    assert vectors.save_snapshot() == len(registry)
+    monkeypatch.setattr(snapshot, "GRAPH_DTYPE", "f16")
+    assert writing.save_snapshot() == len(registry)
     vectors.reset()
     older = vectors.index()
     older.refresh()
     assert "16" in str(older.snapshot.graph.dtype) and not older.delta
     assert [pk for pk, _ in older.nearest(query, 3)] == exact
-    monkeypatch.setattr(vectors, "GRAPH_DTYPE", "i8")
+    monkeypatch.setattr(snapshot, "GRAPH_DTYPE", "i8")
     weather = registry["demo/weather"]
     Agent.objects.filter(pk=weather.pk).update(description="Sourdough baking recipes.")
     store.embed_agents([weather.pk])  # something changed, so a new snapshot is written
-    assert vectors.save_snapshot() == len(registry)
+    assert writing.save_snapshot() == len(registry)
     vectors.reset()
     newer = vectors.index()
     newer.refresh()
@@ -504,18 +508,18 @@ def test_the_lexical_query_over_the_gates_condition_agrees_with_djangos(
             gate.agents(viewer).none(),
         ):
             for need in needs:
-                terms = [f"'{lexeme}'" for lexeme in semantic._lexemes(need)]
+                terms = [f"'{lexeme}'" for lexeme in lexical._lexemes(need)]
                 for wanted, limit, every in ((ids, 100, True), (ids, 0, True), ([], 5, False)):
-                    got = semantic._lexical(need, narrowed, wanted, limit, every=every)
-                    expected = semantic._lexical_queryset(
+                    got = lexical.word_shares(need, narrowed, wanted, limit, every=every)
+                    expected = lexical._lexical_queryset(
                         narrowed, terms, wanted, limit, every=every
                     )
                     assert got == expected, (viewer, need, str(narrowed.query))
     # The owner sees their pending agent, the others do not.
     need = "weather forecast for tomorrow"
-    assert hidden.pk in semantic._lexical(need, gate.agents(viewers[1]), ids, 0)
-    assert hidden.pk not in semantic._lexical(need, gate.agents(gate.ANONYMOUS), ids, 0)
-    assert semantic._condition_of(gate.agents().filter(skills__name="x")) is None
+    assert hidden.pk in lexical.word_shares(need, gate.agents(viewers[1]), ids, 0)
+    assert hidden.pk not in lexical.word_shares(need, gate.agents(gate.ANONYMOUS), ids, 0)
+    assert lexical._condition_of(gate.agents().filter(skills__name="x")) is None
 
 
 @needs_model

@@ -16,9 +16,10 @@ from typing import Any
 import pytest
 from django.test import Client
 
-from cards.catalogue.search import WEAK_SCORE
-from cards.embedding import model, store, vectors
 from cards.models import Agent
+from search.embedding import model, store
+from search.index import snapshot, vectors
+from search.matches import WEAK_SCORE
 from tests.factories import agent_from_card
 
 pytestmark = [
@@ -41,7 +42,7 @@ SERVED = {"will it rain in Porto this weekend": "Weatherly"}
 
 @pytest.fixture
 def demo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, Agent]]:
-    monkeypatch.setattr(vectors, "_directory", lambda: tmp_path / "index")
+    monkeypatch.setattr(snapshot, "directory", lambda: tmp_path / "index")
     vectors.reset()
     agents = {
         path.stem: agent_from_card(

@@ -15,8 +15,8 @@ from cards.indexing import normalise_tag
 from cards.models import FacetCount, Mode, Skill
 from cards.reads import documents, facets, gate, paging
 from cards.reads.params import Query, invalid
-from cards.reads.search import mode_query
 from registry.openapi import MAX_TAGS
+from search.filters import mode_query
 
 SKILLS = paging.Keyset(scope="skills", order=("-id",))
 

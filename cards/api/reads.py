@@ -25,12 +25,13 @@ from rest_framework.views import APIView
 
 from cards.api.common import CURSOR, JSON, LIMIT, json_response, viewer_of
 from cards.models import Agent
-from cards.reads import compiled, documents, door_metrics, gate, paging, semantic
+from cards.reads import compiled, documents, gate, paging
 from cards.reads.gate import Viewer
 from cards.reads.params import Query, invalid
-from cards.reads.search import AgentSearch
 from cards.rendering.shapes import AgentDetailDocumentSerializer, AgentSummarySerializer
 from registry.errors import ProblemError
+from search import door_metrics, semantic
+from search.filters import AgentSearch
 
 AGENTS = paging.Keyset(scope="agents", order=("-created_at", "-id"))
 
@@ -170,16 +171,13 @@ def _min_score(query: Query) -> int:
 def _ranked(
     request: Request, query: Query, search: AgentSearch, limit: int, min_score: int
 ) -> HttpResponse:
-    """``mode=semantic``: the filters narrow, ``q`` ranks (cards.reads.semantic); pages by
+    """``mode=semantic``: the filters narrow, ``q`` ranks (search.semantic); pages by
     offset, in a signed cursor."""
     offset = paging.cursor_offset(SEMANTIC_SCOPE, query.one("cursor"))
     agents = replace(search, q="").apply(gate.agents(viewer_of(request)))
     found = semantic.rank(search.q, agents, limit=limit + 1, offset=offset, min_score=min_score)
     more = len(found) > limit and offset + limit < SEMANTIC_MAX_OFFSET
-    texts = [
-        text[:-1] + "," + match.why_json() + "}"
-        for text, match in documents.ranked_documents(found[:limit])
-    ]
+    texts = [match.explained(text) for text, match in documents.ranked_documents(found[:limit])]
     next_cursor = paging.offset_cursor(SEMANTIC_SCOPE, offset + limit) if more else None
 
     body = documents.results_json(

@@ -21,13 +21,14 @@ from cards.catalogue.common import (
 )
 from cards.models import Agent, FacetCount
 from cards.models.agents import catalogue_rank
-from cards.reads import documents, paging, semantic
+from cards.reads import documents, paging
 from cards.reads import facets as reads_facets
 from cards.reads.paging import Keyset
 from cards.reads.params import Query
-from cards.reads.search import AgentSearch
 from registry.errors import ProblemError
 from registry.undecodable import query_fault
+from search import semantic
+from search.filters import AgentSearch
 
 # --- search parameters -----------------------------------------------------------------------
 
@@ -37,12 +38,6 @@ CATALOGUE_PARAMETERS = ("q", "tag", "input_mode", "output_mode", "schema", "curs
 # rest (not checked yet, failing, invalid); newest first within each group. Agents without a
 # card come after all of these (only their owner and staff see them: cards.reads.gate).
 AGENTS = Keyset(scope="catalogue", order=("catalogue_rank", "-created_at", "-id"))
-# A ranked match under this score is one a person would not pick: a row in a collapsed
-# "N weaker matches" list after the others, not a row of its own (the API keeps every match).
-# On the demo agents, each need an agent serves scores that agent 56 to 100, and agents
-# unrelated to a need score 1 to 5 (17 at most in issue 39's report), so 20 sits between
-# noise and near misses (docs/catalogue.md, "Weaker matches").
-WEAK_SCORE = 20
 
 
 @dataclass
@@ -131,7 +126,7 @@ class Page:
     agents: list[Any]
     next_url: str | None
     previous_url: str | None
-    # Ranked pages only: the matches under WEAK_SCORE, shown collapsed after ``agents``.
+    # Ranked pages only: the weak matches (search.matches), shown collapsed after ``agents``.
     weak: list[Any] = field(default_factory=list)
 
     def rows(self) -> list[Any]:
@@ -202,7 +197,7 @@ def _page(agents: QuerySet[Agent], search: Search) -> Page:
 
 
 def _ranked_page(agents: QuerySet[Agent], search: Search, text: str) -> Page:
-    """Agents ranked by how well they serve ``text`` (cards.reads.semantic), best first, with
+    """Agents ranked by how well they serve ``text`` (search.semantic), best first, with
     their score; pages by offset in a signed cursor."""
     try:
         offset = paging.cursor_offset(AGENTS.scope, search.cursor)
@@ -216,7 +211,7 @@ def _ranked_page(agents: QuerySet[Agent], search: Search, text: str) -> Page:
         row = _row(json.loads(text_doc))
         row.score = match.score
         row.matched_skill = match.matched_skill
-        if match.score < WEAK_SCORE and not match.confident:
+        if match.weak:
             weak.append(row)  # collapsed, not dropped: recall first (docs/search.md)
             continue
         row.less_likely_from_here = sure and not match.confident

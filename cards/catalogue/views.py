@@ -21,8 +21,9 @@ from cards.catalogue.search import (
     parse_search,
 )
 from cards.models import Agent
-from cards.reads import door_metrics, gate, semantic
+from cards.reads import gate
 from cards.reads.gate import Viewer
+from search import door_metrics, semantic
 
 # --- views -----------------------------------------------------------------------------------
 

@@ -14,7 +14,6 @@ from cards import health, hooks, owners, pipeline, trust
 from cards.ard import identifiers
 from cards.changes import summarise
 from cards.crawling.attempts import record_attempt
-from cards.embedding import pending as embedding_pending
 from cards.indexing import apply_summary, index_card
 from cards.models import Agent, Snapshot
 from cards.pipeline import CardReport
@@ -124,8 +123,8 @@ def card_ingest(
             )
             for step in hooks.index_steps:  # schemas_app: the schema index and its history
                 step(agent=agent, card=report.card, snapshot=snapshot, fresh=fresh)
-            # Its text may have changed: embed it for semantic search once this commits.
-            embedding_pending.embed_after_commit([str(agent.pk)])
+            # Its text may have changed: search embeds it once this commits.
+            hooks.text_changed([str(agent.pk)])
         agent.latest_snapshot = snapshot
         agent.content_sha256 = sha256
         # Where the card was found, in the normal form: submissions and manifests compare it.

@@ -2,13 +2,12 @@
 
 from cards.models.activity import AuditEntry, CrawlAttempt, ImportItem, ImportJob
 from cards.models.agents import Agent, FacetCount
-from cards.models.ard import AgentEmbedding, Manifest, VectorSnapshotPart
+from cards.models.ard import Manifest
 from cards.models.cards import Extension, Mode, Skill, SkillTag, Snapshot
 from cards.models.keys import AgentEvent, AgentKey, PinnedKey, RegistrySigningKey
 
 __all__ = [
     "Agent",
-    "AgentEmbedding",
     "AgentEvent",
     "AgentKey",
     "AuditEntry",
@@ -24,5 +23,4 @@ __all__ = [
     "Skill",
     "SkillTag",
     "Snapshot",
-    "VectorSnapshotPart",
 ]

@@ -17,7 +17,7 @@ FacetKey = tuple[str, str, str]  # kind, direction, key
 
 
 def mode_keys(modes: Iterable[Mode]) -> list[str]:
-    """The search keys of an agent's modes, as ``cards.reads.search.ModeQuery.key`` asks for
+    """The search keys of an agent's modes, as ``search.filters.ModeQuery.key`` asks for
     them: ``i:``/``o:`` the full canonical type, ``i~``/``o~`` type/subtype, ``i*``/``o*`` the
     type followed by a slash, ``s:`` a schema name in either direction."""
     keys: set[str] = set()

@@ -15,9 +15,9 @@ from django.db.models import Exists, OuterRef, Q, QuerySet
 
 from cards.indexing import normalise_tag
 from cards.models import Agent, Extension, Mode, SkillTag
-from cards.reads.search import mode_query
 from protocols.ard.errors import ArdError, invalid
 from registry.errors import ProblemError
+from search.filters import mode_query
 
 A2A_TYPE = "application/a2a-agent-card+json"
 # Older spellings an ARD client may use for the same artefact.

@@ -17,13 +17,14 @@ from django.views.decorators.csrf import csrf_exempt
 
 from cards.ard import identifiers
 from cards.models import Agent
-from cards.reads import door_metrics, gate, paging, params, semantic
+from cards.reads import gate, paging, params
 from cards.reads.documents import base_of
 from protocols.ard import entries, facets, federation, filters, listing, requests
 from protocols.ard.errors import ArdError, invalid
 from registry.compiled import Rows, UUIDArray, among
 from registry.errors import ProblemError, path_problem
 from registry.undecodable import query_fault
+from search import door_metrics, semantic
 
 log = logging.getLogger(__name__)
 View = Callable[..., HttpResponse]

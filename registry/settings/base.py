@@ -22,6 +22,8 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "cards",
+    # Search by words and by meaning (search/): the model, the vectors, the ranking.
+    "search",
     "protocols",
     "schemas_app",
     "live",

@@ -16,7 +16,7 @@ if REGISTRY_EMBEDDINGS not in ("auto", "off"):
 # faster to embed at ingest (docs/search.md, "Speed").
 REGISTRY_EMBEDDING_MAX_TOKENS = env_int("REGISTRY_EMBEDDING_MAX_TOKENS", 80, minimum=16)
 # Threads the model and numpy's matrix products may use in one process (1 per worker process
-# suits a small machine; cards/embedding/threads.py).
+# suits a small machine; search/embedding/threads.py).
 REGISTRY_EMBEDDING_THREADS = env_int("REGISTRY_EMBEDDING_THREADS", 1, minimum=1)
 # Where the converted model and the vector index snapshot are kept (a cache: safe to delete).
 REGISTRY_EMBEDDING_DIR = Path(

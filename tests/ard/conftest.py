@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 
 from cards.crawling import card_ingest
-from cards.embedding import model, store
 from cards.models import Agent
 from registry.http import FetchResult
+from search.embedding import model, store
 
 DEMO = Path(__file__).resolve().parents[2] / "cards" / "demo"
 

@@ -6,7 +6,7 @@
   node's metrics directory (registry/metrics_dir.py);
 * an identifier already taken, which a crawl handles by trying the next one: a unique conflict
   (``registry_db_unique_conflicts_total``), not a database error (registry/metrics_db.py);
-* an unfiltered list: not a search (cards/reads/door_metrics.py).
+* an unfiltered list: not a search (search/door_metrics.py).
 """
 
 from __future__ import annotations

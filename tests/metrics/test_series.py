@@ -20,10 +20,10 @@ from django.test import Client
 from django.utils import timezone
 from rest_framework.test import APIClient
 
-from cards.embedding import pending
 from cards.models import Agent
 from live import runner
 from schemas_app import budget
+from search.embedding import pending
 from tests.factories import agent_from_card, minimal_card
 from tests.live.agents import handmade_agent
 from tests.metrics.scraping import Samples, parse, scrape, value, with_name
@@ -290,7 +290,7 @@ def test_the_embedding_backlog_is_read_from_redis_when_scraped(http: Client) -> 
 def test_the_vector_snapshot_age_is_the_served_snapshots(
     http: Client, settings: Any, tmp_path: Any
 ) -> None:
-    from cards.embedding import vectors
+    from search.index import snapshot, vectors, writing
 
     settings.REGISTRY_EMBEDDING_DIR = tmp_path
     vectors.reset()
@@ -299,12 +299,12 @@ def test_the_vector_snapshot_age_is_the_served_snapshots(
     assert value(samples, "registry_vector_snapshot_built_timestamp_seconds") == 0
     assert ("registry_vector_snapshot_age_seconds", frozenset()) not in samples
     started = time.time()
-    vectors.save_snapshot()
+    writing.save_snapshot()
     vectors.reset()
     vectors.index().refresh(force=True)
     samples = scrape(http)
     built = value(samples, "registry_vector_snapshot_built_timestamp_seconds")
     assert started - 1 <= built <= time.time()
     assert 0 <= value(samples, "registry_vector_snapshot_age_seconds") <= time.time() - started + 1
-    assert vectors.built_at("s12-345-1700000000123") == 1700000000.123
-    assert vectors.built_at("older") == 0.0
+    assert snapshot.built_at("s12-345-1700000000123") == 1700000000.123
+    assert snapshot.built_at("older") == 0.0

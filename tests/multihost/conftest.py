@@ -51,7 +51,7 @@ def _convert_model(directory: Path) -> subprocess.Popen[bytes] | None:
         "REGISTRY_EMBEDDING_DIR": str(directory),
         "HOME": str(directory),
     }
-    code = "import django; django.setup(); from cards.embedding import model; model.embed(['x'])"
+    code = "import django; django.setup(); from search.embedding import model; model.embed(['x'])"
     return subprocess.Popen(
         [sys.executable, "-c", code], cwd=directory, env=env, stdout=subprocess.DEVNULL,
         stderr=(directory.parent / "model-conversion.log").open("wb"),

@@ -2,7 +2,7 @@
 node B, and counted in the crawling node's metrics.
 
 Nothing of it travels over a shared disk: B's vectors come from PostgreSQL (the rows as they are
-written, then the snapshot a worker publishes there; cards/embedding/vectors.py), and each host
+written, then the snapshot a worker publishes there; search/index/), and each host
 has its own embedding directory.
 """
 
@@ -94,7 +94,7 @@ def test_a_submission_on_a_is_crawled_elsewhere_found_by_meaning_on_b_and_counte
     web_b = cluster.hosts["web-b"].directory
     held_by_b = _snapshots(web_b)
     worker = cluster.hosts[crawler]
-    worker.manage("shell", "-c", "from cards.tasks import save_vector_index; save_vector_index()")
+    worker.manage("shell", "-c", "from search.tasks import save_vector_index; save_vector_index()")
     new = _snapshots(worker.directory) - held_by_b
     assert new, "the worker wrote no new snapshot"
     time.sleep(1.2)  # a process looks for a new snapshot at most once a second

@@ -1,5 +1,5 @@
 """numpy's BLAS runs on ``REGISTRY_EMBEDDING_THREADS`` threads once the vectors module is loaded
-(cards/embedding/threads.py): OpenBLAS's own default, a spinning thread per core, cost a
+(search/embedding/threads.py): OpenBLAS's own default, a spinning thread per core, cost a
 search by meaning twice its CPU. Each case is a fresh interpreter: the limit is per process."""
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ print(json.dumps({BLAS}))
 REGISTRY = f"""
 import json, django
 django.setup()
-import cards.embedding.vectors  # noqa: F401
+import search.index.vectors  # noqa: F401
 from threadpoolctl import threadpool_info
 print(json.dumps({BLAS}))
 """

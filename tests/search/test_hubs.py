@@ -1,4 +1,4 @@
-"""Hubness (cards/embedding/hubs.py, docs/search.md "Ranking"): an agent close to needs in
+"""Hubness (search/embedding/hubs.py, docs/search.md "Ranking"): an agent close to needs in
 general has a share of that closeness taken off its cosine to any one need."""
 
 from __future__ import annotations
@@ -9,9 +9,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from cards.embedding import hubs, model, store, vectors
 from cards.models import Agent
-from cards.reads import gate, semantic
+from cards.reads import gate
+from search import semantic
+from search.embedding import hubs, model, store
+from search.index import snapshot, vectors, writing
 from tests.factories import agent_from_card, minimal_card
 
 pytestmark = pytest.mark.django_db
@@ -29,7 +31,7 @@ def test_hubness_is_the_mean_of_the_best_cosines_to_the_references() -> None:
 
 @pytest.fixture(autouse=True)
 def _fresh_index(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    monkeypatch.setattr(vectors, "_directory", lambda: tmp_path / "index")
+    monkeypatch.setattr(snapshot, "directory", lambda: tmp_path / "index")
     vectors.reset()
     yield
     vectors.reset()
@@ -114,7 +116,7 @@ def test_the_snapshot_scores_as_the_delta_does(monkeypatch: pytest.MonkeyPatch) 
     refs = hubs.references()
     ask = {"row_weight": 0.3, "center": 0.19}
     fresh = vectors.index().matches(query, ids, refs, **ask)
-    assert vectors.save_snapshot() == 3
+    assert writing.save_snapshot() == 3
     vectors.reset()
     index = vectors.index()
     index.refresh(force=True)
@@ -142,15 +144,15 @@ def test_a_snapshot_of_other_references_is_written_again_though_no_row_changed(
     signature, nothing is written."""
     agent = agent_from_card(minimal_card(name="Tide Tables", description="Harbour tide times."))
     store.embed_agents([agent.pk])
-    assert vectors.save_snapshot() == 1
-    first = vectors._current_name()
-    assert vectors.save_snapshot() == 1 and vectors._current_name() == first  # nothing to do
+    assert writing.save_snapshot() == 1
+    first = snapshot.current_name()
+    assert writing.save_snapshot() == 1 and snapshot.current_name() == first  # nothing to do
     monkeypatch.setattr(hubs, "signature", lambda: "after an upgrade")
-    assert vectors.save_snapshot() == 1
-    second = vectors._current_name()
+    assert writing.save_snapshot() == 1
+    second = snapshot.current_name()
     assert second != first
     vectors.reset()
     index = vectors.index()
     index.refresh(force=True)
     assert index.snapshot.name == second and index.snapshot.hub_signature == "after an upgrade"
-    assert vectors.save_snapshot() == 1 and vectors._current_name() == second
+    assert writing.save_snapshot() == 1 and snapshot.current_name() == second

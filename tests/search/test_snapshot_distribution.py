@@ -14,8 +14,9 @@ from typing import Any
 import pytest
 from django.db import connection
 
-from cards.embedding import model, store
-from cards.models import Agent, VectorSnapshotPart
+from cards.models import Agent
+from search.embedding import model, store
+from search.models import VectorSnapshotPart
 from tests.factories import agent_from_card
 
 pytestmark = [
@@ -28,12 +29,13 @@ ROOT = Path(__file__).resolve().parents[2]
 
 WORKER = """
 import django; django.setup()
-from cards.embedding import vectors
-print(json.dumps({"saved": vectors.save_snapshot()}))
+from search.index import writing
+print(json.dumps({"saved": writing.save_snapshot()}))
 """
 WEB = """
 import django; django.setup()
-from cards.embedding import model, vectors
+from search.embedding import model
+from search.index import vectors
 index = vectors.index()
 index.refresh(force=True)
 found = index.nearest(model.embed_query("will it rain tomorrow"), 1)

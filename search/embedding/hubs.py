@@ -7,7 +7,7 @@ everyday needs from every walk of life, written for this purpose (none of them f
 sets of bench/queries/). A **row's hubness** is the same for one of its vectors alone (its
 whole text's or one skill's): a generic skill is a hub even when the agent's other skills are
 narrow, and an agent with many narrow skills is not one just because it has many.
-:mod:`cards.reads.semantic` subtracts a share of both from the cosine to the need
+:mod:`search.semantic` subtracts a share of both from the cosine to the need
 (docs/search.md, "Ranking"). The references are embedded once per process, on first use, by the
 same model as everything else; the worker also stores every row's hubness in the vector index's
 snapshot (:func:`profile`), so web processes only compute it for rows newer than the snapshot.
@@ -20,7 +20,7 @@ import threading
 
 import numpy as np
 
-from cards.embedding import model
+from search.embedding import model
 
 REFERENCES = (
     "book a table for two at an Italian restaurant tonight",

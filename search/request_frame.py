@@ -5,7 +5,7 @@ cyclone is coming", "can you bargain the seller down…", "a bot that repeats ba
 type". The frame ("find an agent that", "can you", "a bot that") is the same whatever is
 asked, and the model embeds it with the rest: it pulls the need's vector towards every card
 that calls itself an agent or a bot, away from the one that serves the need. The lexical side
-already leaves such words out (``semantic._GENERIC``); :func:`need_of` takes the frame off the
+already leaves such words out (``search.lexical._GENERIC``); :func:`need_of` takes the frame off the
 text the model reads.
 
 Only a frame at the start is taken, once, and only when at least two words remain: "show me

@@ -8,7 +8,8 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
-from cards.embedding import model, store, vectors
+from search.embedding import model, store
+from search.index import writing
 
 
 class Command(BaseCommand):
@@ -40,7 +41,7 @@ class Command(BaseCommand):
             f"{bar.total} agents looked at)"
         )
         if not options["no_snapshot"]:
-            size = vectors.save_snapshot(threads=0)
+            size = writing.save_snapshot(threads=0)
             self.stdout.write(f"vector index snapshot: {size} agents")
 
 

@@ -1,4 +1,4 @@
-"""Choosing agents: the search filters, by SQL on indexed columns.
+"""Choosing agents: the search filters, by SQL on indexed columns (the lexical search).
 
 Every function narrows a queryset that came from :func:`cards.reads.gate.agents`; nothing here
 decides visibility. ``AgentSearch`` is the parsed form of the v1 search parameters, shared by

@@ -2,7 +2,7 @@
 
 numpy's wheels carry OpenBLAS, which runs each matrix product on a thread per core and keeps the
 threads spinning a while after it, waiting for the next product. A search by meaning multiplies
-the query by every vector a node holds outside its snapshot's graph (cards/embedding/vectors.py:
+the query by every vector a node holds outside its snapshot's graph (search/index/:
 all of them before the node's first snapshot, the rows written since the last one after): with
 two threads on the 2-core machine such a search cost twice its CPU (22 against 11 ms in-process
 at 10,000 agents; 16 to 20 against 7 to 11 ms a request under load, docs/benchmarks.md

@@ -8,10 +8,11 @@ a cutoff. Each result says why and how sure:
 - ``matched_skill``: the name of its skill closest to the need.
 
 The score fuses two signals: the best cosine between the need's embedding and the agent's
-vectors (its whole text's and each skill's: max pooling, cards/embedding/), each row's cosine
+vectors (its whole text's and each skill's: max pooling, search/index/), each row's cosine
 less a share of that row's hubness ``r`` (how close it sits to needs in general:
-cards/embedding/hubs.py), and the share ``l`` of the need's telling words (stemmed; generic ones
-such as "agent" left out) in the agent's text, less a share of the agent's hubness ``h``:
+search/embedding/hubs.py), and the share ``l`` of the need's telling words (stemmed; generic ones
+such as "agent" left out: search/lexical.py) in the agent's text, less a share of the agent's
+hubness ``h``:
 ``c = max over rows (cos - ROW_HUB_WEIGHT * (r - HUB_CENTER))``,
 ``s = c - HUB_WEIGHT * (h - HUB_CENTER) + LEX_WEIGHT * l``, then
 ``score = 100 * sigmoid((s - MID) / WIDTH)``. Agents
@@ -26,87 +27,40 @@ only ever intersects with it.
 
 from __future__ import annotations
 
-import json
 import math
-import re
 import uuid
-from collections.abc import Iterable
-from functools import lru_cache
-from typing import Any
 
 import numpy as np
-from django.core.exceptions import EmptyResultSet, FullResultSet
 from django.db import connection
-from django.db.models import Q, QuerySet
-from django.db.models.expressions import RawSQL
+from django.db.models import QuerySet
 
-from cards.embedding import hubs, model, vectors
 from cards.models import Agent, Skill
-from cards.reads.request_frame import need_of
-from registry.compiled import among, prepared_cursor, uuid_array
+from registry.compiled import prepared_cursor, uuid_array
+from search.embedding import hubs, model
+from search.index import vectors
+from search.lexical import word_shares
+from search.matches import CONFIDENT, Match
+from search.request_frame import need_of
+
+__all__ = ["CONFIDENT", "Match", "matched_ids", "rank", "semantic_available"]
 
 # Chosen on the tuning halves of bench/queries/ (docs/search.md, "Quality"); never on held-out.
 FLOOR = 0.12  # fused similarity under which an agent is noise (nearest-neighbour candidates too)
 MID = 0.33  # the fused similarity scored 50 (most near-miss needs stay under it)
 WIDTH = 0.04  # how fast the score rises around MID
 LEX_WEIGHT = 0.1
-HUB_WEIGHT = 0.3  # the share of an agent's hubness taken off its cosine (cards/embedding/hubs.py)
+HUB_WEIGHT = 0.3  # the share of an agent's hubness taken off its cosine (search/embedding/hubs.py)
 ROW_HUB_WEIGHT = 0.3  # ... and of each row's own hubness, off that row's cosine
 HUB_CENTER = 0.19  # ... from this hubness on (the corpus cards' mean); under it, a small gain
-CONFIDENT = 50
 NEAREST_MIN = 100  # vector candidates asked for a page (more for deep pages)
 NEAREST_ALL = 2000  # ... and for matched_ids (facets)
 LEXICAL_CANDIDATES = 100
 SCAN_MAX = 20000  # a filtered set this small is scanned exactly
 
-_WORD = re.compile(r"[^\W_]{2,}")
-# Words that say nothing about the need in a registry of agents (every card has them).
-_GENERIC = frozenset(
-    "a an the and or for with that this from into what who how can any are you your me my "
-    "i need want find please some something someone agent agents ai assistant bot service "
-    "tool help give tell show get make let know like".split()
-)
-
 
 def semantic_available() -> bool:
     """Whether needs are matched by meaning here (else the ranking is lexical)."""
     return model.available()
-
-
-class Match(tuple[uuid.UUID, int]):
-    """A ranked agent: ``(id, score)`` (so ``pk, score = match`` works), with ``confident``
-    and ``matched_skill`` (the name of its skill closest to the need, or None)."""
-
-    confident: bool
-    matched_skill: str | None
-    skill_position: int
-
-    def __new__(cls, pk: uuid.UUID, score: int, skill_position: int = -1) -> Match:
-        made = super().__new__(cls, (pk, score))
-        made.confident = score >= CONFIDENT
-        made.matched_skill = None
-        made.skill_position = skill_position
-        return made
-
-    @property
-    def id(self) -> uuid.UUID:
-        return self[0]
-
-    @property
-    def score(self) -> int:
-        return self[1]
-
-    def why(self) -> dict[str, Any]:
-        """What a result says about its rank."""
-        return {
-            "score": self.score,
-            "confident": self.confident,
-            "matched_skill": self.matched_skill,
-        }
-
-    def why_json(self) -> str:
-        """:meth:`why` as JSON members, to append to a JSON object's text."""
-        return ",".join(f"{json.dumps(k)}:{json.dumps(v)}" for k, v in self.why().items())
 
 
 def _postgres() -> bool:
@@ -120,169 +74,6 @@ def _query_vector(text: str) -> np.ndarray | None:
         return model.embed_query(text)
     except model.Unavailable:
         return None
-
-
-# --- the lexical part ------------------------------------------------------------------------
-
-
-def _among(agents: QuerySet[Agent], ids: list[uuid.UUID]) -> QuerySet[Agent]:
-    """The agents of ``agents`` whose id is one of ``ids`` (one array parameter on
-    PostgreSQL)."""
-    if not _postgres():
-        return agents.filter(pk__in=ids)
-    return among(agents, ids)
-
-
-def _words(text: str) -> list[str]:
-    return [w for w in dict.fromkeys(_WORD.findall(text.lower())) if w not in _GENERIC]
-
-
-def _lexemes(text: str) -> tuple[str, ...]:
-    """The need's telling words as PostgreSQL lexemes (English stemming, stop words out)."""
-    words = _words(text)
-    return _stemmed(" ".join(words)) if words else ()
-
-
-@lru_cache(maxsize=4096)
-def _stemmed(words: str) -> tuple[str, ...]:
-    """PostgreSQL's English lexemes of ``words`` (kept per process: the same need is asked
-    again, and the stemming never changes)."""
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT tsvector_to_array(to_tsvector('english'::regconfig, %s))", [words])
-        row = cursor.fetchone()
-    return tuple(lexeme for lexeme in (row[0] if row else []) if "'" not in lexeme)[:12]
-
-
-def _share_sql(count: int) -> str:
-    """SQL for the share of ``count`` tsquery parameters an agent's text matches."""
-    share = " + ".join(['("cards_agent"."search_vector" @@ %s::tsquery)::int'] * count)
-    return f"(({share})::float / {count})"
-
-
-def _condition_of(agents: QuerySet[Agent]) -> tuple[str | None, list[Any]] | None:
-    """The WHERE condition of ``agents`` (the visibility gate and the filters) as SQL over the
-    ``cards_agent`` table alone, compiled once for the whole lexical query: ``(None, [])`` when
-    it keeps no agent, and None when ``agents`` is more than a condition on that table (joins,
-    annotations, slices: then Django builds the query)."""
-    query = agents.query
-    if (
-        len(query.alias_map) != 1
-        or query.distinct
-        or query.is_sliced
-        or query.combinator
-        or query.annotations
-        or query.extra_tables
-        or query.group_by is not None
-        or query.base_table != "cards_agent"
-    ):
-        return None
-    compiler = query.get_compiler(using=agents.db)
-    try:
-        where, params = compiler.compile(query.where)
-    except EmptyResultSet:
-        return None, []
-    except FullResultSet:
-        return "TRUE", []
-    return (where or "TRUE"), list(params)
-
-
-def _lexical_queryset(
-    agents: QuerySet[Agent], terms: list[str], wanted: list[uuid.UUID], limit: int, *, every: bool
-) -> dict[uuid.UUID, float]:
-    """:func:`_lexical` on PostgreSQL built by Django (``agents`` with joins or annotations)."""
-    lex = RawSQL(_share_sql(len(terms)), terms)
-    parts = []
-    if wanted:
-        parts.append(_among(agents, wanted).annotate(lex=lex).order_by())
-    if limit:
-        joined = (" & " if every else " | ").join(terms)
-        having = agents.extra(  # noqa: S610 - bound parameter, the GIN index on search_vector
-            where=["cards_agent.search_vector @@ %s::tsquery"], params=[joined]
-        )
-        if every:
-            parts.append(having.annotate(lex=RawSQL("1.0::float", [])).order_by()[:limit])
-        else:
-            parts.append(having.annotate(lex=lex).order_by("-lex", "pk")[:limit])
-    if not parts:
-        return {}
-    rows = [part.values_list("pk", "lex") for part in parts]
-    query = rows[0].union(*rows[1:], all=True) if len(rows) > 1 else rows[0]
-    return {pk: float(found or 0.0) for pk, found in query}
-
-
-def _lexical(
-    text: str,
-    agents: QuerySet[Agent],
-    ids: Iterable[uuid.UUID] | None,
-    limit: int,
-    *,
-    every: bool = True,
-) -> dict[uuid.UUID, float]:
-    """The share (0..1) of the need's telling words each agent's text has: of the agents of
-    ``ids`` (when given) and of the best ``limit`` agents having every word (``every``) or any;
-    one query on PostgreSQL."""
-    wanted = list(ids) if ids is not None else []
-    if _postgres():
-        lexemes = _lexemes(text)
-        if not lexemes:
-            return {}
-        terms = [f"'{lexeme}'" for lexeme in lexemes]
-        condition = _condition_of(agents)
-        if condition is None:
-            return _lexical_queryset(agents, terms, wanted, limit, every=every)
-        where, params = condition
-        if where is None:  # the filters keep no agent
-            return {}
-        share = _share_sql(len(terms))
-        parts: list[str] = []
-        values: list[Any] = []
-        if wanted:
-            parts.append(
-                f'SELECT "cards_agent"."id", {share} FROM "cards_agent"'
-                f' WHERE ({where}) AND "cards_agent"."id" = ANY(%s::uuid[])'
-            )
-            values += [*terms, *params, uuid_array(wanted)]
-        if limit:
-            joined = (" & " if every else " | ").join(terms)
-            if every:  # each has every word: a share of 1, nothing to sort (see below)
-                parts.append(
-                    'SELECT "cards_agent"."id", 1.0::float FROM "cards_agent"'
-                    f' WHERE ({where}) AND "cards_agent"."search_vector" @@ %s::tsquery'
-                    f" LIMIT {int(limit)}"
-                )
-                values += [*params, joined]
-            else:
-                parts.append(
-                    f'SELECT "cards_agent"."id", {share} AS lex FROM "cards_agent"'
-                    f' WHERE ({where}) AND "cards_agent"."search_vector" @@ %s::tsquery'
-                    f' ORDER BY 2 DESC, "cards_agent"."id" LIMIT {int(limit)}'
-                )
-                values += [*terms, *params, joined]
-        if not parts:
-            return {}
-        sql = " UNION ALL ".join(f"({part})" for part in parts)
-        with connection.cursor() as cursor:
-            cursor.execute(sql, values)
-            return {pk: float(found or 0.0) for pk, found in cursor.fetchall()}
-    words = _words(text)
-    if not words:
-        return {}
-    out: dict[uuid.UUID, float] = {}
-    found = agents.filter(pk__in=wanted) if wanted else agents.none()
-    if limit:
-        anyword = Q()
-        for word in words[:10]:
-            anyword |= Q(search_text__icontains=word)
-        best = agents.filter(anyword)[: limit * 5]
-        for pk, body in best.values_list("pk", "search_text"):
-            body = (body or "").lower()
-            had = sum(1 for w in words if w in body) / len(words)
-            if had >= 1.0 or not every:
-                out[pk] = had
-    for pk, body in found.values_list("pk", "search_text"):
-        body = (body or "").lower()
-        out[pk] = sum(1 for w in words if w in body) / len(words)
-    return out
 
 
 # --- fusion ----------------------------------------------------------------------------------
@@ -371,7 +162,7 @@ def _scored(text: str, agents: QuerySet[Agent], *, depth: int) -> _Ranked:
         return _NONE
     query = _query_vector(need_of(text))
     if query is None:
-        lexical = _lexical(text, agents, None, max(depth, LEXICAL_CANDIDATES), every=False)
+        lexical = word_shares(text, agents, None, max(depth, LEXICAL_CANDIDATES), every=False)
         ids = list(lexical)
         lex = np.fromiter(lexical.values(), dtype=np.float64, count=len(ids))
         no_skill = np.full(len(ids), -1, dtype=np.int64)
@@ -379,13 +170,13 @@ def _scored(text: str, agents: QuerySet[Agent], *, depth: int) -> _Ranked:
     index = vectors.index()
     near = index.candidates(query, depth, floor=FLOOR - LEX_WEIGHT)
     # The nearest agents the filters keep and the best having every telling word, one query.
-    lexical = _lexical(text, agents, near, LEXICAL_CANDIDATES)
+    lexical = word_shares(text, agents, near, LEXICAL_CANDIDATES)
     kept_near = sum(1 for pk in near if pk in lexical)
     if len(near) >= depth and kept_near < len(near) / 2:
         extra = _beyond_the_nearest(query, agents, index, depth, kept_near / len(near))
         extra -= set(lexical)
         if extra:
-            lexical.update(_lexical(text, agents, extra, 0))
+            lexical.update(word_shares(text, agents, extra, 0))
     refs = hubs.references() if HUB_WEIGHT or ROW_HUB_WEIGHT else None
     ids = list(lexical)
     lex = np.fromiter(lexical.values(), dtype=np.float64, count=len(ids))

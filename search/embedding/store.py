@@ -4,9 +4,9 @@ An agent is embedded again only when its texts (or the model) changed: the row k
 of both. Then only its changed texts go through the model: each row's key (:func:`row_digest`)
 is stored in ``row_digests``, and a row whose key was stored is kept (each text being run
 alone, the model would give it the same row). Its ``vector`` holds several float32 rows: the
-whole text's, then one per skill (:func:`cards.embedding.texts.agent_texts`). Each write takes
+whole text's, then one per skill (:func:`search.embedding.texts.agent_texts`). Each write takes
 a new ``seq`` (a PostgreSQL sequence; on SQLite, one more than the largest), which is how every
-process's vector index finds what changed (:mod:`cards.embedding.vectors`).
+process's vector index finds what changed (:mod:`search.index.vectors`).
 """
 
 from __future__ import annotations
@@ -18,9 +18,10 @@ from typing import Any
 import numpy as np
 from django.db import connection, transaction
 
-from cards.embedding import model
-from cards.embedding.texts import agent_texts, digest
-from cards.models import AgentEmbedding
+from cards.models import Agent
+from search.embedding import model
+from search.embedding.texts import agent_texts, digest
+from search.models import AgentEmbedding
 
 CHUNK = 64
 ROW_KEY = 8  # bytes of a row's key (row_digest)
@@ -148,8 +149,6 @@ def reembed_all(
 ) -> int:
     """Embed every agent (those whose text changed, or all with ``force``), in id order; calls
     ``progress(done, total)`` after each batch. Returns how many rows were written."""
-    from cards.models import Agent
-
     ids = list(Agent.objects.order_by("pk").values_list("pk", flat=True))
     written = 0
     for start in range(0, len(ids), batch):

@@ -18,7 +18,7 @@ does not fuse this chain back; the session turns that fusion off all the same
 
 Inputs ``input_ids`` and ``attention_mask`` (int64, batch x tokens, padded on the right), output
 ``last_hidden_state`` (float32, batch x tokens x 384), as the PyTorch model's. The caller then
-quantises the matrix products to int8 (:func:`cards.embedding.model._convert`).
+quantises the matrix products to int8 (:func:`search.embedding.model.convert`).
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ UNFUSED = ["SkipLayerNormFusion"]
 
 
 def _weights(directory: Path) -> dict[str, np.ndarray]:
-    from safetensors.numpy import load_file
+    from safetensors.numpy import load_file  # lazy: needed once per machine, to convert
 
     loaded = load_file(str(directory / "model.safetensors"))
     # Some exports prefix every name with the model's ("bert."): drop it.
@@ -45,7 +45,7 @@ def _weights(directory: Path) -> dict[str, np.ndarray]:
 
 def build(directory: Path) -> Any:
     """The fp32 ONNX model (an ``onnx.ModelProto``) of the weights in ``directory``."""
-    from onnx import TensorProto, helper, numpy_helper
+    from onnx import TensorProto, helper, numpy_helper  # lazy: once per machine; heavy
 
     config = json.loads((directory / "config.json").read_text())
     if config.get("model_type") != "bert" or config.get("hidden_act") != "gelu":
