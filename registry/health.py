@@ -34,7 +34,7 @@ from django.db import connection
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from prometheus_client.core import GaugeMetricFamily, Metric
 
-from registry import metrics
+import registry.metrics as metrics
 
 logger = logging.getLogger(__name__)
 
@@ -99,6 +99,7 @@ _clients_lock = threading.Lock()
 def _client(url: str, timeout: float) -> Any:
     """A Redis client of its own for the checks (not the cache's pool, whose breaker would
     answer for Redis without asking it): bounded waits, no retries."""
+    # lazy: redis-py only where a Redis URL is set (45 ms of start-up otherwise)
     import redis
     from redis.backoff import NoBackoff
     from redis.retry import Retry
@@ -133,7 +134,7 @@ def redis_problem(timeout: float = PROBE_TIMEOUT) -> str | None:
 
 
 def _broker_problem(timeout: float) -> str | None:
-    from registry.celery import app  # lazy: importing it configures Celery, needed here only
+    from celery import current_app as app  # lazy: configured by registry.celery, needed here only
 
     try:
         with app.connection_for_write() as conn:

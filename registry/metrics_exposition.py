@@ -34,7 +34,8 @@ from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.multiprocess import MultiProcessCollector, mark_process_dead
 from prometheus_client.registry import Collector
 
-from registry import metrics, metrics_node
+import registry.metrics as metrics
+import registry.metrics_node as metrics_node
 
 logger = logging.getLogger(__name__)
 
@@ -111,6 +112,7 @@ _failing: set[int] = set()
 
 
 def _collect_in_thread(collector: Collector) -> list[Metric]:
+    # lazy: needs Django set up; scrapes run after start-up
     from django.db import connections
 
     try:

@@ -34,7 +34,7 @@ from typing import Any
 
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 
-from registry import metrics
+import registry.metrics as metrics
 
 logger = logging.getLogger(__name__)
 
@@ -155,6 +155,7 @@ class _Client:
 
 def _redis(url: str) -> Any:
     if _Client.value is None or _Client.url != url:
+        # lazy: redis-py only where a Redis URL is set (45 ms of start-up otherwise)
         import redis
 
         _Client.value = redis.Redis.from_url(
@@ -174,6 +175,7 @@ def queue_keys(queue: str, sep: str = ":") -> list[str]:
 
 def broker_families() -> Iterator[Metric]:
     """Queue lengths and beat's last runs from Redis, one round trip; nothing when away."""
+    # lazy: registry.celery imports this module before Django is set up
     from django.conf import settings
 
     url = settings.CELERY_BROKER_URL
@@ -183,9 +185,11 @@ def broker_families() -> Iterator[Metric]:
         or not url.startswith(("redis://", "rediss://"))
     ):
         return
+    # lazy: registry.celery imports this module before its app exists
     from celery import current_app
 
-    from registry import metrics_tasks
+    # lazy: registry.celery imports this module; metrics_tasks needs its app
+    import registry.metrics_tasks as metrics_tasks
 
     queues = sorted({current_app.conf.task_default_queue or "celery"})
     sep = str(settings.CELERY_BROKER_TRANSPORT_OPTIONS.get("sep", ":"))

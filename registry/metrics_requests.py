@@ -39,6 +39,7 @@ from django_prometheus.middleware import (
 from django_prometheus.middleware import (
     PrometheusBeforeMiddleware as CountingBeforeMiddleware,
 )
+from django_prometheus.utils import Time
 
 from registry import metrics
 
@@ -52,6 +53,8 @@ SERVER_ERRORS = ("500", "503")  # what the registry answers when it fails: made 
 _COUNTED = "_registry_answer_counted"
 # In the environ (request.META) of a request the registry makes to itself: not counted.
 UNCOUNTED = "registry.uncounted"
+# The labelled series a middleware keeps at hand (a bound: the label sets are closed anyway).
+_CHILDREN_CACHED = 4096
 
 
 def counted(request: HttpRequest) -> bool:
@@ -67,11 +70,27 @@ def method_label(method: str | None) -> str:
 class PrometheusAfterMiddleware(CountingAfterMiddleware):
     """django-prometheus's middleware (after all the others) with a closed set of methods."""
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._children: dict[tuple[Any, ...], Any] = {}
+
     def _method(self, request: HttpRequest) -> str:
         return method_label(request.method)
 
     def process_request(self, request: HttpRequest) -> Any:
-        return super().process_request(request) if counted(request) else None
+        # The stock process_request, reading the two headers from the environ: request.headers
+        # builds a dict of every header for two look-ups, and nothing else here needs it.
+        if not counted(request):
+            return None
+        metrics, meta = self.metrics, request.META
+        self.label_metric(metrics.requests_by_method, request, method=request.method).inc()
+        transport = self._transport(request)
+        self.label_metric(metrics.requests_by_transport, request, transport=transport).inc()
+        if meta.get("HTTP_X_REQUESTED_WITH") == "XMLHttpRequest":
+            metrics.requests_ajax.inc()
+        metrics.requests_body_bytes.observe(int(meta.get("CONTENT_LENGTH") or 0))
+        request.prometheus_after_middleware_event = Time()  # type: ignore[attr-defined]
+        return None
 
     def process_view(self, request: HttpRequest, *args: Any, **kwargs: Any) -> Any:
         return super().process_view(request, *args, **kwargs) if counted(request) else None
@@ -95,9 +114,20 @@ class PrometheusAfterMiddleware(CountingAfterMiddleware):
     ) -> Any:
         # process_response and process_exception pass request.method itself to the latency
         # histogram: every labelled series passes through here, so it is folded here.
+        if not labels:
+            return metric
         if "method" in labels:
             labels["method"] = method_label(labels["method"])
-        return super().label_metric(metric, request, response, **labels)
+        # The labelled child, looked up once per label set: metric.labels() checks the names,
+        # converts every value and takes the registry's lock on each call. Every label value
+        # is from a closed set (the module's docstring), so the cache stays small.
+        key = (id(metric), *labels.items())
+        child = self._children.get(key)
+        if child is None:
+            child = metric.labels(**labels)
+            if len(self._children) < _CHILDREN_CACHED:
+                self._children[key] = child
+        return child
 
 
 class PrometheusBeforeMiddleware(CountingBeforeMiddleware):

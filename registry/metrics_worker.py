@@ -29,7 +29,7 @@ from celery.signals import (
     worker_shutdown,
 )
 
-from registry import metrics_tasks  # connects the tasks' and beat's signals on import
+import registry.metrics_tasks as metrics_tasks  # connects the tasks' and beat's signals on import
 
 logger = logging.getLogger(__name__)
 
@@ -46,12 +46,15 @@ def serve(port: int, address: str) -> Any:
 
     Each scrape runs in a thread of its own: the database connection a collector opened there
     is closed when the scrape is done, not left to pile up."""
+    # lazy: registry.celery imports this module before Django is set up
     from django.db import connections
     from prometheus_client import CollectorRegistry, start_http_server
 
     # registry_dependency_up on a worker node too: registered here, not left to whichever
     # task module happens to import the URLconf (which imports it on a web node).
-    from registry import health  # noqa: F401  # lazy: needs Django; registers the gauge
+    import registry.health as _health  # noqa: F401  # lazy: needs Django; registers the gauge
+
+    # lazy: needs Django set up
     from registry.metrics_exposition import NodeCollector
 
     class Closing:
@@ -71,9 +74,11 @@ def serve(port: int, address: str) -> Any:
 @worker_init.connect(weak=False)
 def _worker_starting(sender: Any = None, **kwargs: Any) -> None:
     """The worker's main process, before its pool: a clean directory, then the server."""
+    # lazy: registry.celery imports this module before Django is set up
     from django.conf import settings
 
-    from registry import metrics_dir
+    # lazy: needs Django's settings
+    import registry.metrics_dir as metrics_dir
 
     metrics_dir.reset()
     metrics_tasks.init_worker_series()
@@ -108,9 +113,11 @@ def _child_started(**kwargs: Any) -> None:
 
 @worker_process_shutdown.connect(weak=False)
 def _child_exiting(pid: int | None = None, **kwargs: Any) -> None:
-    from registry import metrics
+    # lazy: prometheus_client's multiprocess mode reads its directory on import
+    import registry.metrics as metrics
 
     if metrics.MULTIPROCESS_DIR:
+        # lazy: prometheus_client's multiprocess mode reads its directory on import
         from prometheus_client.multiprocess import mark_process_dead
 
         mark_process_dead(pid or os.getpid(), metrics.MULTIPROCESS_DIR)

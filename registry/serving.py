@@ -192,6 +192,7 @@ def warm_up(log: Any = logger) -> None:
     then ``gc.freeze()``, so the long-lived objects allocated so far (modules, URLconf,
     settings, serializers) are never scanned again and the collector's pauses leave request
     latency (docs/benchmarks.md)."""
+    # lazy: the warm-up only: django.test is not loaded by a serving process otherwise
     from django.conf import settings
     from django.test import Client
 

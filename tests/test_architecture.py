@@ -16,21 +16,8 @@ ROOT = Path(__file__).resolve().parents[1]
 # The metrics modules and registry.health import siblings through the package (`from registry
 # import metrics`), while registry/__init__.py imports registry.celery, which imports
 # registry.metrics_worker; that one imports registry.health, which imports registry.celery.
-LOOP_EDGES_ELSEWHERE = {
-    ("registry.health", "registry"),
-    ("registry.metrics_worker", "registry.health"),
-    ("registry.metrics_exposition", "registry"),
-    ("registry.metrics_node", "registry"),
-    ("registry.metrics_tasks", "registry"),
-    ("registry.metrics_worker", "registry"),
-}
-LAZY_ELSEWHERE = (
-    "registry/health.py",
-    "registry/logs/",
-    "registry/metrics",
-    "registry/serving.py",
-    "tryit/",
-)
+LOOP_EDGES_ELSEWHERE: set[tuple[str, str]] = set()
+LAZY_ELSEWHERE = ("registry/logs/access.py",)
 
 
 def _script(name: str) -> ModuleType:

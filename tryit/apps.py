@@ -8,6 +8,7 @@ class TryItConfig(AppConfig):
     verbose_name = "Try a skill from its schema"
 
     def ready(self) -> None:
+        # lazy: AppConfig.ready: the apps are loaded only now
         from cards import hooks
         from tryit import page
 

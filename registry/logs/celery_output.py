@@ -63,6 +63,7 @@ def use_json_beat() -> None:
     is looked up by name when the app first makes one, ``app.Beat``)."""
     if not json_wanted():
         return
+    # lazy: celery's beat and worker programs only in those processes
     from celery import beat as beat_service
     from celery.apps import beat as beat_program
 
@@ -117,6 +118,7 @@ def early_json_handler() -> None:
     root = logging.getLogger()
     if root.handlers:
         return
+    # lazy: logging is configured before this package finishes importing
     from registry.logs import context, formats
 
     handler = logging.StreamHandler()
@@ -131,6 +133,7 @@ def connect() -> None:
         _worker_banner, weak=False, dispatch_uid="registry.logs.worker_banner"
     )
     if json_wanted():
+        # lazy: celery's worker program only in the worker process
         from celery.apps import worker as worker_program
 
         worker_program.safe_say = say_json

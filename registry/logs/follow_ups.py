@@ -33,6 +33,7 @@ logger = logging.getLogger(__name__)
 
 
 def _cache() -> Any:
+    # lazy: the cache needs settings, which logging is configured before
     from django.core.cache import cache
 
     return cache

@@ -45,6 +45,7 @@ FORMATTERS: dict[str, Any] = {
 def json_formatter() -> Any:
     """A JSON formatter configured as ``FORMATTERS["json"]`` (for handlers made outside
     ``LOGGING``: Celery's)."""
+    # lazy: python-json-logger only when JSON lines are asked for
     from pythonjsonlogger.json import JsonFormatter
 
     options = {key: value for key, value in FORMATTERS["json"].items() if key != "()"}

@@ -52,6 +52,7 @@ def _stamp_request_id(
 
 def _published_agent(name: str, body: Any) -> str | None:
     """The agent a task being queued is about (its message body: args, kwargs, options)."""
+    # lazy: registry.celery imports this module before Django is set up
     from celery import current_app
 
     task = current_app.tasks.get(name)
@@ -120,6 +121,7 @@ def _format_handlers(logger: logging.Logger | None = None, **_: Any) -> None:
 
 
 def _format(logger: logging.Logger | None) -> None:
+    # lazy: registry.celery imports this module before Django is set up
     from django.conf import settings
 
     json = settings.REGISTRY_LOG_FORMAT == "json"
