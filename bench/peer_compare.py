@@ -159,7 +159,6 @@ def seed_ours(args: argparse.Namespace) -> None:
             *recreate,
             "--verify",
             "0",
-            "--no-snapshots",
             "--seed",
             str(SYNTH_SEED),
             "--workers",
@@ -597,12 +596,13 @@ def main() -> None:
                     [f"/api/v1/agents?tag={quote(t)}&limit={PAGE}" for t in tags],
                     [f"/api/agents?skill={quote(t)}&limit={PAGE}" for t in tags],
                 ),
-                "deep-page": (
-                    [ours_deep_path(args.ours_port)],
-                    [f"/api/agents?limit={PAGE}&offset={DEEP_OFFSET}"],
-                ),
                 "floor": (["/healthz"], ["/api/health"]),
             }
+            if "deep-page" in queries:  # found by following pages: only when it is asked for
+                paths["deep-page"] = (
+                    [ours_deep_path(args.ours_port)],
+                    [f"/api/agents?limit={PAGE}&offset={DEEP_OFFSET}"],
+                )
             for name in queries:
                 check_paths(args.ours_port, paths[name][0])
                 check_paths(args.peer_port, paths[name][1])

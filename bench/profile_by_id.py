@@ -3,7 +3,9 @@
 Calls ``registry.wsgi.application`` directly with a WSGI environ (what gunicorn does, without
 the socket), for ``--requests`` requests over a sample of agent ids, after a warm-up, with the
 production middleware and the anonymous limiter on (its rate raised: one address sends all).
-Prints the mean wall and CPU time per request and the cProfile functions by cumulative time.
+Prints the mean wall and CPU time per request and the cProfile functions by cumulative time;
+with ``--layers``, each middleware's own time per request instead (and the view's, and the WSGI
+handler's outside them).
 
     .venv/bin/python bench/profile_by_id.py \\
         --database-url postgres://postgres@127.0.0.1:5432/registry_peer_ours_bench
@@ -101,6 +103,12 @@ def main() -> None:
     parser.add_argument("--top", type=int, default=30)
     parser.add_argument("--no-profile", action="store_true", help="time only")
     parser.add_argument(
+        "--layers",
+        action="store_true",
+        help="time each middleware (and the view) by itself: the time inside it less the time "
+        "inside the next one, per request (no profile)",
+    )
+    parser.add_argument(
         "--compare",
         type=int,
         default=0,
@@ -110,6 +118,7 @@ def main() -> None:
     )
     args = parser.parse_args()
     setup(args.database_url, args.redis_url)
+    layers = timed_layers() if args.layers else None
     from registry.wsgi import application
 
     paths = agent_paths(args.path_template)
@@ -128,6 +137,9 @@ def main() -> None:
     run(500)
     if args.compare:
         compare(run, args.requests, args.compare, statuses)
+        return
+    if layers is not None:
+        print_layers(layers, run, args.requests)
         return
     statuses.clear()
     backend = backend_pid()
@@ -151,6 +163,63 @@ def main() -> None:
     stats = pstats.Stats(profiler, stream=out)
     stats.sort_stats("cumulative").print_stats(args.top)
     print(out.getvalue())
+
+
+class _Layer:
+    """The time spent inside one layer of Django's middleware chain, with and without the
+    layers inside it."""
+
+    __slots__ = ("inner", "name", "ns")
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.ns = 0
+        self.inner: _Layer | None = None
+
+
+def timed_layers() -> list[_Layer]:
+    """Wrap each layer Django's handler builds (``convert_exception_to_response`` of every
+    middleware and of the view's ``_get_response``) in a timer; the layers, outermost first,
+    once the handler is built."""
+    from django.core.handlers import base
+
+    wrap = base.convert_exception_to_response
+    made: list[_Layer] = []
+
+    def timed(get_response: Any) -> Any:
+        inner = wrap(get_response)
+        target = getattr(get_response, "__self__", get_response)
+        layer = _Layer(getattr(target, "__qualname__", None) or type(target).__qualname__)
+        layer.inner = made[-1] if made else None
+        made.append(layer)
+        clock = time.perf_counter_ns
+
+        def call(request: Any) -> Any:
+            start = clock()
+            try:
+                return inner(request)
+            finally:
+                layer.ns += clock() - start
+
+        return call
+
+    base.convert_exception_to_response = timed  # type: ignore[assignment]
+    return made
+
+
+def print_layers(layers: list[_Layer], run: Callable[..., None], requests: int) -> None:
+    for layer in layers:
+        layer.ns = 0
+    start = time.perf_counter_ns()
+    run(requests)
+    total = time.perf_counter_ns() - start
+    print(f"{requests} requests, wall µs per request by layer (its own time, outermost first)")
+    chain = sum(layer.ns for layer in layers[-1:])
+    for layer in reversed(layers):
+        own = layer.ns - (layer.inner.ns if layer.inner is not None else 0)
+        print(f"{own / requests / 1000:9.2f}  {layer.name}")
+    print(f"{(total - chain) / requests / 1000:9.2f}  WSGI handler outside the middleware")
+    print(f"{total / requests / 1000:9.2f}  total")
 
 
 def compare(

@@ -7,6 +7,7 @@ the reader (``moderation`` with its reason for the owner and staff, ``owned``).
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Sequence
 from typing import Any
@@ -29,7 +30,7 @@ def base_of(request: Any) -> str:
 
 
 def with_base(text: str, base: str) -> str:
-    return text.replace(BASE, base) if BASE in text else text
+    return text.replace(BASE, base)  # one pass; the same string back when BASE is not in it
 
 
 def detail(viewer: Viewer, pk: Any, *, base: str) -> str:
@@ -45,15 +46,29 @@ def detail(viewer: Viewer, pk: Any, *, base: str) -> str:
             raise gate.not_found()
         doc, doc_format, state, reason, owner_id = row
     manages = viewer.staff or (viewer.user_id is not None and viewer.user_id == owner_id)
+    extra = _reader_fields(state, reason) if manages else _public_fields(state)
+    return with_base(doc[:-1] + "," + extra, base)
+
+
+def _reader_fields(state: str, reason: str | None) -> str:
+    """``"moderation":{...},"owned":...}``: the end of a detail, for its owner or staff."""
     extra = json.dumps(
-        {
-            "moderation": moderation_section(state, reason if manages else None),
-            "owned": manages,
-        },
+        {"moderation": moderation_section(state, reason), "owned": True},
         ensure_ascii=False,
         separators=(",", ":"),
     )
-    return with_base(doc[:-1] + "," + extra[1:], base)
+    return extra[1:]
+
+
+@functools.lru_cache(maxsize=16)  # one per moderation state
+def _public_fields(state: str) -> str:
+    """The end of a detail for everyone else: the state without its reason, not owned."""
+    extra = json.dumps(
+        {"moderation": moderation_section(state, None), "owned": False},
+        ensure_ascii=False,
+        separators=(",", ":"),
+    )
+    return extra[1:]
 
 
 def _detail_row(viewer: Viewer, pk: Any) -> tuple[Any, ...] | None:
