@@ -11,14 +11,6 @@ from types import ModuleType
 
 ROOT = Path(__file__).resolve().parents[1]
 
-# Owned by other work in progress (issue 48): their loops and silent lazy imports are theirs to
-# remove. An entry here that no longer applies changes nothing; delete it when its owner is done.
-# The metrics modules and registry.health import siblings through the package (`from registry
-# import metrics`), while registry/__init__.py imports registry.celery, which imports
-# registry.metrics_worker; that one imports registry.health, which imports registry.celery.
-LOOP_EDGES_ELSEWHERE: set[tuple[str, str]] = set()
-LAZY_ELSEWHERE = ("registry/logs/access.py",)
-
 
 def _script(name: str) -> ModuleType:
     spec = importlib.util.spec_from_file_location(name, ROOT / "scripts" / f"{name}.py")
@@ -42,8 +34,6 @@ def test_no_import_loop_among_the_project_modules() -> None:
     cycles = _script("import_cycles")
     edges = cycles.project_imports()
     assert len(edges) > 300  # the graph holds the project
-    for importer, imported in LOOP_EDGES_ELSEWHERE:
-        edges.get(importer, set()).discard(imported)
     assert cycles.import_cycles(edges) == []
 
 
@@ -60,11 +50,7 @@ def test_every_lazy_import_says_why() -> None:
     lazy = _script("lazy_imports")
     found = lazy.lazy_imports()
     assert len(found) > 10  # the walk finds them
-    silent = [
-        f"{item.path}:{item.line}: {item.text}"
-        for item in found
-        if not item.reasoned and not item.path.startswith(LAZY_ELSEWHERE)
-    ]
+    silent = [f"{item.path}:{item.line}: {item.text}" for item in found if not item.reasoned]
     assert silent == [], "import at the top, or say why on the line: # lazy: <reason>"
 
 

@@ -50,6 +50,7 @@ def route_of(request: HttpRequest) -> str | None:
 
 
 def _client(request: HttpRequest) -> str:
+    # lazy: registry.limits reads Django's cache, and logging loads this module before Django
     from registry.limits import client_address
 
     try:
