@@ -8,7 +8,9 @@ It ingests the cards of bench/worst_card.py through the real pipeline (parse, ru
 schemas, render: ``cards.crawling.card_ingest``) on PostgreSQL, stores a live report with many
 check rows on each (``live.store.record``, as a run does), then reads each door ``--repeat``
 times and prints, per card and door, the median server CPU (``time.process_time`` around the
-Django test client's request, in this process) and the answer's bytes. MCP is read over HTTP
+Django test client's request, in this process) and the answer's bytes. Every agent page is
+rendered (the page cache off), except the door "agent page, kept": the cache on, so each read
+after the warm one is the kept page (cards/catalogue/page_cache.py). MCP is read over HTTP
 from the registry's ASGI application under uvicorn in a thread of this process: its CPU is the
 process's, the client's small share included. ``--profile`` adds the top functions of one agent
 page read (cProfile, cumulative) for the card named.
@@ -78,13 +80,20 @@ def measure(call: Callable[[], tuple[int, int]], repeat: int) -> tuple[float, in
     return median(times), size, status
 
 
-def django_get(path: str, **extra: Any) -> Callable[[], tuple[int, int]]:
-    from django.test import Client
+def django_get(path: str, *, kept: bool = False, **extra: Any) -> Callable[[], tuple[int, int]]:
+    """A GET of ``path``; ``kept``: with the agent page's cache on (each read after the first
+    is the kept page; cards/catalogue/page_cache.py), else every page is rendered."""
+    from django.test import Client, override_settings
 
     client = Client()
+    keep = override_settings(REGISTRY_AGENT_PAGE_CACHE_SECONDS=600)
 
     def call() -> tuple[int, int]:
-        response = client.get(path, **extra)
+        if kept:
+            with keep:
+                response = client.get(path, **extra)
+        else:
+            response = client.get(path, **extra)
         return response.status_code, len(response.content)
 
     return call
@@ -128,6 +137,7 @@ def doors(agent: Any, base: str | None) -> dict[str, Callable[[], tuple[int, int
     first_skill = Skill.objects.filter(agent=agent).order_by("position").first()
     found: dict[str, Callable[[], tuple[int, int]]] = {
         "agent page": django_get(f"/agents/{pk}"),
+        "agent page, kept": django_get(f"/agents/{pk}", kept=True),
         "agent page, skills page 2": django_get(f"/agents/{pk}?skills_page=2"),
         "REST detail": django_get(f"/api/v1/agents/{pk}"),
         "REST skills list": django_get(f"/api/v1/agents/{pk}/skills?limit=100"),
@@ -182,6 +192,7 @@ def main() -> None:
     setup_django(
         args.database_url,
         REGISTRY_ANON_RATE="off",
+        REGISTRY_AGENT_PAGE_CACHE_SECONDS="0",  # pages rendered each time, but "kept"
         CELERY_TASK_ALWAYS_EAGER="true",
         ALLOWED_HOSTS="testserver,127.0.0.1,localhost",
     )

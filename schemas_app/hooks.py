@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from cards import hooks
+from registry.compiled import Compiled
 from schemas_app.checks import schema_findings
 from schemas_app.models import SchemaUse
 from schemas_app.selectors import changes_by_snapshot
@@ -19,18 +20,30 @@ def _index(*, agent: Any, card: dict[str, Any], snapshot: Any, fresh: bool = Fal
 CATALOGUE_ROWS = 500
 
 
+_uses: Compiled | None = None
+
+
+def _catalogue_uses() -> Compiled:
+    """The read of :func:`catalogue_rows`, compiled to SQL once (registry/compiled.py)."""
+    global _uses
+    if _uses is None:
+        _uses = Compiled(
+            lambda agent: SchemaUse.objects.filter(agent_id=agent)
+            .order_by("name", "id")
+            .values_list(
+                "name", "skill_id", "field_name", "role", "document_id", "document__sha256",
+                "document__title", "document__draft", "document__usable",
+            )[:CATALOGUE_ROWS],
+            agent=SchemaUse._meta.get_field("agent"),
+        )  # fmt: skip
+    return _uses
+
+
 def catalogue_rows(agent: Any) -> list[dict[str, Any]]:
     """The agent's first schema uses (by name), each with its document (for the catalogue
     page, which shows the first schemas: cards.catalogue.schema_rows)."""
     # Plain rows, not model instances: a page of 500 uses cost 1,000 instances (half the page).
-    uses = (
-        SchemaUse.objects.filter(agent=agent)
-        .order_by("name", "id")
-        .values_list(
-            "name", "skill_id", "field_name", "role", "document_id", "document__sha256",
-            "document__title", "document__draft", "document__usable",
-        )[:CATALOGUE_ROWS]
-    )  # fmt: skip
+    uses = _catalogue_uses().all(agent=agent.pk)
     return [
         {
             "name": name,

@@ -18,7 +18,7 @@ from django.utils import timezone
 
 from bench import worst_card
 from cards.catalogue import agent as shown
-from cards.catalogue import paging
+from cards.catalogue import page_reads, paging
 from cards.models import Agent
 from cards.rendering import bounds
 from cards.rendering.documents import when
@@ -162,7 +162,7 @@ def test_a_card_of_long_escaped_strings_stays_small_everywhere() -> None:
     assert len(entry["tags"]) == bounds.ARD_TAGS and entry["metadata"]["tagsTotal"] > 50
     page = found["page"].decode()
     assert f"and {100 - shown.SKILL_TAGS} more" in page  # a skill's first tags of 100
-    assert f"And {100 - shown.EXTENSIONS_SHOWN} more" in page  # the first extensions of 100
+    assert f"And {100 - page_reads.EXTENSIONS_SHOWN} more" in page  # the first extensions of 100
 
 
 @pytest.mark.django_db(transaction=True)

@@ -30,9 +30,10 @@ EXTENSION = "https://counts.example/ext"
 PINNED: dict[str, int] = {
     "": 6,  # catalogue home on a facet-cache miss: 4 facets, the page, the featured row
     ".well-known/jwks.json": 2,
-    # the agent, its default modes, extensions, skill count and page, one page each of its
-    # interfaces and live checks, its schema uses and named modes (whatever the card holds)
-    "agents/<uuid:pk>": 9,
+    # Not in the page cache (a hit is 1, the row's version): that version, the agent with one
+    # page each of its interfaces and live checks, its default modes, extensions, first skills
+    # with their count, its schema uses and named modes (whatever the card holds)
+    "agents/<uuid:pk>": 7,
     "agents/<uuid:pk>/try": 1,  # no skill asked for: the agent, then a 404 page
     "agents/<path:rest>": 0,  # not an id: the catalogue's 404 page
     "my-agents": 0,  # anonymous: how to sign in, no agent read

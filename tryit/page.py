@@ -11,6 +11,7 @@ import json
 from typing import Any
 from urllib.parse import urlencode
 
+from django.db import connection
 from django.http import HttpRequest
 from django.urls import reverse
 from django_jsonform.widgets import JSONFormWidget
@@ -18,6 +19,7 @@ from django_jsonform.widgets import JSONFormWidget
 from cards import moderation
 from cards.models import Agent, Skill, Snapshot
 from live import proofs
+from registry.compiled import prepared_cursor
 from registry.mediatypes import schema_modes
 from tryit.blocks import Block
 
@@ -42,14 +44,31 @@ def try_url(agent: Agent, skill_id: str) -> str:
     return reverse("catalogue-try", args=[agent.pk]) + "?" + urlencode({"skill": skill_id})
 
 
+# The card's inputFields of the skills at the given positions, as one JSON array in their order
+# (null where a skill has none).
+_FIELDS_SQL = (
+    "SELECT jsonb_agg(s.card #> ARRAY['skills', t.p::text, 'inputFields'] ORDER BY t.o) "
+    f'FROM "{Snapshot._meta.db_table}" s CROSS JOIN unnest(%s::int[]) WITH ORDINALITY AS t(p, o) '
+    "WHERE s.id = %s"
+)
+
+
 def _with_fields(agent: Agent, skills: list[Skill]) -> set[int]:
     """Positions of ``skills`` whose entry in the latest card declares ``inputFields`` (one
     query reading those members alone; none when every skill has a schema'd mode)."""
     positions = [skill.position for skill in skills]
     if not positions or agent.latest_snapshot_id is None:
         return set()
-    names = [f"card__skills__{position}__inputFields" for position in positions]
-    row = Snapshot.objects.filter(pk=agent.latest_snapshot_id).values_list(*names).first()
+    if connection.vendor == "postgresql":  # one statement whatever the positions: no compiling
+        with prepared_cursor(connection) as cursor:
+            array = "{" + ",".join(str(position) for position in positions) + "}"
+            cursor.execute(_FIELDS_SQL, [array, agent.latest_snapshot_id])
+            found = cursor.fetchone()
+        row = found[0] if found else None
+        row = json.loads(row) if isinstance(row, str) else row
+    else:
+        names = [f"card__skills__{position}__inputFields" for position in positions]
+        row = Snapshot.objects.filter(pk=agent.latest_snapshot_id).values_list(*names).first()
     return {position for position, value in zip(positions, row or (), strict=False) if value}
 
 

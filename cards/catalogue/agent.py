@@ -31,7 +31,14 @@ from cards.catalogue.page_cache import (
     page_key,
     page_version_of,
 )
-from cards.catalogue.page_reads import PageRow, page_row
+from cards.catalogue.page_reads import (
+    PageRow,
+    Slice,
+    default_modes,
+    first_extensions,
+    first_skills,
+    page_row,
+)
 from cards.catalogue.paging import (
     CHECKS_PER_PAGE,
     INTERFACES_PER_PAGE,
@@ -42,12 +49,11 @@ from cards.catalogue.paging import (
     requested,
 )
 from cards.catalogue.schema_rows import schema_rows
-from cards.models import Agent, Extension, Mode, Skill
+from cards.models import Agent, Mode, Skill
 from cards.reads import parts
 from cards.reads.gate import Viewer
 from cards.rendering.bounds import clip
 
-EXTENSIONS_SHOWN = 10
 # What a skill shows on the page (the API's skill list has the rest).
 SKILL_TEXT = 1000
 SKILL_TAGS = 10
@@ -95,50 +101,55 @@ class ShownSkill:
 
 
 def _skills(request: HttpRequest, agent: Agent) -> Part:
-    total = Skill.objects.filter(agent=agent).count()
     per = SKILLS_PER_PAGE
-    number = clamp(requested(request, "skills_page"), total, per)
-    rows = Skill.objects.filter(agent=agent).order_by("position")
-    offset = (number - 1) * per
-    items = [ShownSkill.of(skill) for skill in rows[offset : offset + per]]
+    asked = requested(request, "skills_page")
+    if asked == 1:  # the first page and the count in one statement
+        rows, total = first_skills(agent.pk)
+        number = 1
+    else:
+        total = Skill.objects.filter(agent=agent).count()
+        number = clamp(asked, total, per)
+        offset = (number - 1) * per
+        rows = list(Skill.objects.filter(agent=agent).order_by("position")[offset : offset + per])
+    items = [ShownSkill.of(skill) for skill in rows]
     return part(
         request, "skills_page", number=number, per_page=per, total=total, items=items,
         fragment="skills",
     )  # fmt: skip
 
 
+def _shown(asked: int, found: Slice, per: int) -> int:
+    """The page of a list to show: the one asked for, or the last one when that is past it."""
+    return clamp(asked, found.total, per) if not found.items and asked > 1 else asked
+
+
 def _listed(
     request: HttpRequest, viewer: Viewer, pk: uuid.UUID
 ) -> tuple[PageRow, Part, Part] | None:
-    """The agent row with the pages of its interfaces and live check rows the request asks
-    for (a page past the last one shows the last one), read together."""
-    lists = (("interfaces_page", INTERFACES_PER_PAGE), ("checks_page", CHECKS_PER_PAGE))
-    asked = [requested(request, param) for param, _ in lists]
+    """The agent row with the page of its interfaces and of its live check rows the request
+    asks for, read together (None: the viewer may not see the agent)."""
+    i_per, c_per = INTERFACES_PER_PAGE, CHECKS_PER_PAGE
 
-    def read(numbers: list[int]) -> PageRow | None:
-        (i, i_per), (c, c_per) = zip(numbers, (per for _, per in lists), strict=True)
-        return page_row(
-            viewer, pk, interfaces=((i - 1) * i_per, i_per), checks=((c - 1) * c_per, c_per)
-        )
+    def read(i: int, c: int) -> PageRow | None:
+        interfaces, checks = ((i - 1) * i_per, i_per), ((c - 1) * c_per, c_per)
+        return page_row(viewer, pk, interfaces=interfaces, checks=checks)
 
-    row = read(asked)
+    asked = (requested(request, "interfaces_page"), requested(request, "checks_page"))
+    row = read(*asked)
     if row is None:
         return None
-    numbers = [
-        clamp(number, found.total, per) if not found.items and number > 1 else number
-        for number, found, (_, per) in zip(asked, (row.interfaces, row.checks), lists, strict=True)
-    ]
-    if numbers != asked:  # past the last page of a list: its last page
-        row = read(numbers)
+    i, c = _shown(asked[0], row.interfaces, i_per), _shown(asked[1], row.checks, c_per)
+    if (i, c) != asked:  # past the last page of a list: read its last page
+        row = read(i, c)
         if row is None:
             return None
-    interfaces, checks = (
-        part(request, param, number=number, per_page=per, total=found.total,
-             items=found.items, fragment=fragment)
-        for (param, per), number, found, fragment in zip(
-            lists, numbers, (row.interfaces, row.checks), ("interfaces", "live-checks"),
-            strict=True,
-        )
+    interfaces = part(
+        request, "interfaces_page", number=i, per_page=i_per, total=row.interfaces.total,
+        items=row.interfaces.items, fragment="interfaces",
+    )  # fmt: skip
+    checks = part(
+        request, "checks_page", number=c, per_page=c_per, total=row.checks.total,
+        items=row.checks.items, fragment="live-checks",
     )  # fmt: skip
     return row, interfaces, checks
 
@@ -167,17 +178,8 @@ def agent_page(request: HttpRequest, pk: uuid.UUID) -> HttpResponse:
     if agent.latest_snapshot_id is None:
         return _no_card_page(request, agent)
 
-    defaults = list(
-        Mode.objects.filter(agent=agent, skill__isnull=True)
-        .only("direction", "media_type", "essence", "schema")
-        .order_by("direction", "id")[:100]
-    )
-    extensions = list(Extension.objects.filter(agent=agent).order_by("position")[:EXTENSIONS_SHOWN])
-    extensions_total = (
-        Extension.objects.filter(agent=agent).count()
-        if len(extensions) == EXTENSIONS_SHOWN
-        else len(extensions)
-    )
+    defaults = default_modes(agent.pk)
+    extensions, extensions_total = first_extensions(agent.pk)
     skills = _skills(request, agent)
     base_url = request.build_absolute_uri("/")
     page_url = request.build_absolute_uri(reverse("catalogue-agent", args=[agent.pk]))

@@ -5,15 +5,18 @@ the agent's row, the rows written with its card (skills, modes, extensions, sche
 snapshot), the registry's code and the site's address. Its bytes are kept in Django's cache
 (Redis when set) under a key that holds:
 
-- the agent's id and the version of its row, ``xmin`` and ``ctid`` read by the same gated
-  query as the page's other columns. Every write of the row makes a new version with a new
-  pair, whatever writes it (``save()``, ``QuerySet.update()``, a moderation, a live run, a
-  crawl's state, a new owner or publisher), and the rows written with a card are written in the
-  transaction that saves the agent. So a change is never served from the cache: the next read
-  sees a new version and renders the page again;
+- the agent's id and the version of its row: PostgreSQL's ``xmin`` (the transaction that
+  wrote it) and ``ctid`` (where it is; two writes in one transaction share an ``xmin``, not a
+  ``ctid``). Every write of the row makes a new version, whatever writes it (``save()``,
+  ``QuerySet.update()``, a moderation, a live run, a crawl's state, a new owner or publisher),
+  and the rows written with a card are written in the transaction that saves the agent. A read
+  looks the page up under the version the gate lets it see, and a rendered page is kept under
+  the version read with the row it was rendered from (cards.catalogue.page_reads). So a change
+  is never served from the cache: the next read sees a new version and renders the page;
 - a digest of the page's code and templates (:func:`code_version`), so a release never serves a
   page another release rendered;
-- the scheme and host the page was asked on (its snippets name the site's address).
+- the scheme and host the page was asked on, as a digest (its snippets name the site's
+  address).
 
 Only a page asked for with no query string is kept (``?skills_page=2`` and the like are
 rendered each time: their links repeat the query, which a client chooses), and only for
@@ -28,6 +31,7 @@ is a miss: the page is rendered as without it.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import logging
 import zlib
@@ -82,6 +86,7 @@ def code_version() -> str:
     return _code_version
 
 
+@functools.cache
 def row_version() -> RawSQL:
     """The version of the agent row a query reads: its ``xmin`` and ``ctid``."""
     table = connection.ops.quote_name(Agent._meta.db_table)
@@ -103,8 +108,9 @@ def page_cacheable(request: HttpRequest, viewer: Viewer) -> bool:
 
 
 def page_key(request: HttpRequest, pk: Any, version: str) -> str:
-    origin = f"{request.scheme}://{request.get_host()}"
-    return f"{KEY_PREFIX}:{code_version()}:{pk}:{version}:{origin}"
+    # The site's address as a digest: a key of bounded length whatever the Host header.
+    origin = hashlib.sha256(f"{request.scheme}://{request.get_host()}".encode()).hexdigest()
+    return f"{KEY_PREFIX}:{code_version()}:{pk}:{version}:{origin[:16]}"
 
 
 @dataclass(frozen=True)
@@ -134,7 +140,7 @@ def kept_page(name: str) -> Kept | None:
 
 
 def keep_page(name: str, body: bytes, *, scripts: bool) -> None:
-    value = (b"s" if scripts else b"-") + zlib.compress(body)
+    value = (b"s" if scripts else b"-") + zlib.compress(body, 1)  # level 1: the fastest
     try:
         cache.set(name, value, seconds())
     except Exception:

@@ -11,11 +11,11 @@ from __future__ import annotations
 from typing import Any
 
 from cards import hooks
-from cards.models import Agent, Mode
+from cards.catalogue.page_reads import named_modes
+from cards.models import Agent
 
 SHOWN = 25
 SKILLS_NAMED = 10
-MODE_NAMES_READ = 200
 
 
 def schema_rows(agent: Agent) -> dict[str, Any]:
@@ -49,15 +49,8 @@ def schema_rows(agent: Agent) -> dict[str, Any]:
                 else:
                     row["skills_more"] += 1
 
-    named = (
-        Mode.objects.filter(agent=agent, schema__isnull=False)
-        .exclude(schema="")
-        .values_list("schema", "direction")
-        .distinct()
-        .order_by("schema", "direction")[:MODE_NAMES_READ]
-    )
-    for name, direction in named:
-        row = row_for(str(name), str(name))
+    for name, direction in named_modes(agent.pk):
+        row = row_for(name, name)
         if direction not in row["roles"]:
             row["roles"].append(direction)
     ordered = sorted(rows.values(), key=lambda row: (row["name"] == "", row["name"]))
