@@ -174,8 +174,18 @@ def lock_redis_databases(url: str, workers: int) -> list[IO[str]]:
     the run). Raises :class:`RedisInUse`, saying what to set, when another run holds one."""
     if urlsplit(url).scheme not in ("redis", "rediss"):
         return []
-    held: list[IO[str]] = []
     databases = redis_databases(url, workers)
+    held, taken, owner = _acquire(url, databases)
+    if taken is not None:
+        raise RedisInUse(_in_use_message(url, databases, taken, owner))
+    return held
+
+
+def _acquire(url: str, databases: list[int]) -> tuple[list[IO[str]], int | None, str]:
+    """Lock every one of ``databases``: (the handles, None, "") when all are free, else
+    (nothing held, the first database another run holds, who holds it). Never raises for a
+    held database, so asking for a free one on the way to a message cannot recurse."""
+    held: list[IO[str]] = []
     for database in databases:
         handle = _open_lock(_lock_path(url, database))
         try:
@@ -186,14 +196,14 @@ def lock_redis_databases(url: str, workers: int) -> list[IO[str]]:
             handle.close()
             for other in held:
                 other.close()
-            raise RedisInUse(_in_use_message(url, databases, database, owner)) from None
+            return [], database, owner
         with contextlib.suppress(OSError):  # who holds it, for the other run's message
             handle.seek(0)
             handle.truncate()
             handle.write(f"pytest, process {os.getpid()}")
             handle.flush()
         held.append(handle)
-    return held
+    return held, None, ""
 
 
 def _in_use_message(url: str, databases: list[int], taken: int, owner: str) -> str:
@@ -217,10 +227,9 @@ def _suggestion(url: str, count: int) -> str | None:
     applications usually live), or None."""
     for base in range(REDIS_DATABASES - 1, count - 1, -1):
         candidate = urlunsplit(urlsplit(url)._replace(path=f"/{base}"))
-        try:
-            for handle in lock_redis_databases(candidate, count):
-                handle.close()
-        except RedisInUse:
-            continue
-        return candidate
+        held, taken, _owner = _acquire(candidate, redis_databases(candidate, count))
+        for handle in held:
+            handle.close()
+        if taken is None:
+            return candidate
     return None

@@ -155,3 +155,26 @@ def test_a_second_run_on_the_same_postgresql_gets_databases_of_its_own() -> None
     with connection.cursor() as cursor:  # this run's database is still there, and in use
         cursor.execute("SELECT current_database()")
         assert cursor.fetchone()[0] == connection.settings_dict["NAME"]
+
+
+def test_with_every_database_held_the_message_suggests_none() -> None:
+    """Another process holds all 16 databases (CI beside a fresh clone beside a helper): the
+    refusal says so without a suggestion, where asking for a free one used to recurse until
+    Python's stack ran out."""
+    script = (
+        "import time\nfrom tests.parallel import lock_redis_databases\n"
+        "locks = [h for b in range(16) "
+        "for h in lock_redis_databases(f'redis://127.0.0.1:6397/{b}', 1)]\n"
+        "print('held', flush=True); time.sleep(60)"
+    )
+    held = subprocess.Popen([sys.executable, "-c", script], cwd=ROOT, stdout=subprocess.PIPE,
+                            text=True)  # fmt: skip
+    try:
+        assert held.stdout is not None and held.stdout.readline().strip() == "held"
+        with pytest.raises(RedisInUse) as refused:
+            lock_redis_databases("redis://127.0.0.1:6397/9", 2)
+        assert "is in use by another test run" in str(refused.value)
+        assert "e.g. TEST_REDIS_URL=" not in str(refused.value)
+    finally:
+        held.kill()
+        held.wait()
