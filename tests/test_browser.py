@@ -21,12 +21,14 @@ CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 CHROMEDRIVER = shutil.which("chromedriver")
 WAIT_SECONDS = 20
 
-pytestmark = [
-    pytest.mark.skipif(
-        CHROMIUM is None or CHROMEDRIVER is None,
-        reason="chromium and chromedriver are not installed (run scripts/browser.sh)",
-    ),
-]
+NEEDS_CHROMIUM = pytest.mark.skipif(
+    CHROMIUM is None or CHROMEDRIVER is None,
+    reason="chromium and chromedriver are not installed (run scripts/browser.sh)",
+)
+# What every module that drives the browser against a live server marks its tests with.
+BROWSER_MARKS = [NEEDS_CHROMIUM, pytest.mark.django_db(transaction=True)]
+
+pytestmark = [NEEDS_CHROMIUM]
 
 
 @pytest.fixture

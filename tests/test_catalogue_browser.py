@@ -20,17 +20,11 @@ from cards.models import Agent
 from search.embedding import model, store
 from search.index import snapshot, vectors
 from tests.factories import agent_from_card, minimal_card
-from tests.test_browser import CHROMEDRIVER, CHROMIUM, browser
+from tests.test_browser import BROWSER_MARKS, browser
 
 __all__ = ["browser"]
 
-pytestmark = [
-    pytest.mark.skipif(
-        CHROMIUM is None or CHROMEDRIVER is None,
-        reason="chromium and chromedriver are not installed (run scripts/browser.sh)",
-    ),
-    pytest.mark.django_db(transaction=True),
-]
+pytestmark = BROWSER_MARKS
 
 DEMO = Path(__file__).resolve().parents[1] / "cards" / "demo"
 # The placeholder's text width and the field's inner width, in CSS pixels, in the page's font.

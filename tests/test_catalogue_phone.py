@@ -24,17 +24,11 @@ from cards.rendering.store import agent_changed
 from live.report import FAIL, MUST, PASS, SHOULD, Check
 from tests.factories import agent_from_card, minimal_card
 from tests.live_reports import exchange, record
-from tests.test_browser import CHROMEDRIVER, CHROMIUM, WAIT_SECONDS, browser
+from tests.test_browser import BROWSER_MARKS, WAIT_SECONDS, browser
 
 __all__ = ["browser"]
 
-pytestmark = [
-    pytest.mark.skipif(
-        CHROMIUM is None or CHROMEDRIVER is None,
-        reason="chromium and chromedriver are not installed (run scripts/browser.sh)",
-    ),
-    pytest.mark.django_db(transaction=True),
-]
+pytestmark = BROWSER_MARKS
 
 PHONE = (390, 844)
 DESKTOP = (1280, 900)

@@ -38,17 +38,11 @@ from publishers.models import Origin, PublisherToken
 from tests.live.cards import CARD_PATH
 from tests.live.sdk_agent import sdk_app
 from tests.live.serving import RequestLog, serving, with_files
-from tests.test_browser import CHROMEDRIVER, CHROMIUM, WAIT_SECONDS, browser
+from tests.test_browser import BROWSER_MARKS, WAIT_SECONDS, browser
 
 __all__ = ["browser"]  # the fixture, imported to be used here
 
-pytestmark = [
-    pytest.mark.skipif(
-        CHROMIUM is None or CHROMEDRIVER is None,
-        reason="chromium and chromedriver are not installed (run scripts/browser.sh)",
-    ),
-    pytest.mark.django_db(transaction=True),
-]
+pytestmark = BROWSER_MARKS
 
 EMAIL = "ada@publishers.example"
 USERNAME = "ada"

@@ -23,17 +23,11 @@ from cards.models import Agent
 from tests.factories import agent_from_card, minimal_card
 from tests.live.agents import sdk_agent
 from tests.publishers.granted import grant_endpoints
-from tests.test_browser import CHROMEDRIVER, CHROMIUM, WAIT_SECONDS, browser
+from tests.test_browser import BROWSER_MARKS, WAIT_SECONDS, browser
 
 __all__ = ["browser"]  # the fixture, imported to be used here
 
-pytestmark = [
-    pytest.mark.skipif(
-        CHROMIUM is None or CHROMEDRIVER is None,
-        reason="chromium and chromedriver are not installed (run scripts/browser.sh)",
-    ),
-    pytest.mark.django_db(transaction=True),
-]
+pytestmark = BROWSER_MARKS
 
 # The catalogue's red (base.html's --bad), as Chromium reports a computed colour.
 RED = "rgba(207, 34, 46, 1)"

@@ -11,11 +11,9 @@ import re
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from cards.models import Agent
 from tests.factories import agent_from_card, minimal_card
-from tests.test_browser import CHROMEDRIVER, CHROMIUM, browser
+from tests.test_browser import BROWSER_MARKS, browser
 from tests.tryit.test_browser import (
     RED,
     console_errors,
@@ -29,13 +27,7 @@ from tests.tryit.test_browser import (
 
 __all__ = ["browser"]
 
-pytestmark = [
-    pytest.mark.skipif(
-        CHROMIUM is None or CHROMEDRIVER is None,
-        reason="chromium and chromedriver are not installed (run scripts/browser.sh)",
-    ),
-    pytest.mark.django_db(transaction=True),
-]
+pytestmark = BROWSER_MARKS
 
 # A parcel: one required field, and optional ones the form library fills with "", null or []
 # until someone types: a postcode with a minLength and a pattern, a number, a choice, a list
