@@ -7,6 +7,7 @@ answer is a miss."""
 from __future__ import annotations
 
 import datetime as dt
+import io
 import json
 from pathlib import Path
 from typing import Any
@@ -187,3 +188,28 @@ def test_the_key_names_the_code_the_page_is_made_from(
     after = page_cache.code_version()
     assert before != after
     assert page_cache.code_version() == after  # read once a process
+
+
+@override_settings(CACHES=OWN_CACHE)
+def test_a_schema_reindex_shows_at_once(client: Client) -> None:
+    """manage.py reindex_schemas writes schema rows, not the agent's: it makes the row a new
+    version too, or a page kept before it would show the old schemas for the cache's time."""
+    from django.core.management import call_command
+
+    from schemas_app.models import SchemaUse
+
+    agent = agent_from_card(
+        minimal_card(
+            name="Schema'd agent",
+            defaultInputModes=["application/json;schema=ParcelDoor"],
+            schemas={"ParcelDoor": {"type": "object", "properties": {"n": {"type": "integer"}}}},
+        )
+    )
+    assert "ParcelDoor" in text(client, agent)
+    SchemaUse.objects.filter(agent=agent).delete()
+    Agent.objects.filter(pk=agent.pk).update(name="Schema'd agent")  # kept without its schemas
+    text(client, agent)
+    kept = text(client, agent)
+    call_command("reindex_schemas", agent=str(agent.pk), stdout=io.StringIO())
+    assert text(client, agent) != kept
+    assert SchemaUse.objects.filter(agent=agent).exists()

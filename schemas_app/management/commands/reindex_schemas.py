@@ -12,6 +12,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand
 from django.db import transaction
+from django.db.models import F
 
 from cards.models import Agent
 from schemas_app.services import index_agent_schemas
@@ -36,5 +37,8 @@ class Command(BaseCommand):
                 continue
             with transaction.atomic():
                 index_agent_schemas(agent=agent, card=card, snapshot=None)
+                # A new version of the agent's row: pages kept for the old one
+                # (cards/catalogue/page_cache.py) showed the old schema rows.
+                Agent.objects.filter(pk=agent.pk).update(url=F("url"))
             done += 1
         self.stdout.write(f"reindexed the schemas of {done} agent(s)")
