@@ -72,9 +72,11 @@ class Query:
         return name in self.data
 
     def boolean(self, name: str) -> bool | None:
-        text = self.one(name).lower()
-        if not text:
+        """True, False, or None when absent; given with no value (``?streaming=``) it is the
+        client's error, as for ``direction`` and ``mode``: an empty value is not a boolean."""
+        if not self.present(name):
             return None
+        text = self.one(name).lower()
         if text in ("true", "1", "yes"):
             return True
         if text in ("false", "0", "no"):

@@ -88,6 +88,26 @@ def totp(secret: str, at: float) -> str:
     return f"{value % 1_000_000:06d}"
 
 
+def left(page: Any) -> Any:
+    """A wait condition: ``page`` (an element) is no longer in the document. Chromium answers
+    for a node of a page just left either as a stale element or as "does not belong to the
+    document" (an inspector error selenium does not map); both mean the browser moved on."""
+    from selenium.common.exceptions import StaleElementReferenceException, WebDriverException
+
+    def gone(_driver: Any) -> bool:
+        try:
+            page.is_enabled()
+        except StaleElementReferenceException:
+            return True
+        except WebDriverException as exc:
+            if "does not belong to the document" in str(exc):
+                return True
+            raise
+        return False
+
+    return gone
+
+
 class Walk:
     """The browser, the registry's address and the folder of the screenshots."""
 
@@ -123,11 +143,10 @@ class Walk:
 
     def press(self, button: Any) -> None:
         """Click ``button`` and wait until the browser has left the page (a form's answer)."""
-        from selenium.webdriver.support import expected_conditions as ec
 
         page = self.find("html")
         button.click()
-        self.wait.until(ec.staleness_of(page))
+        self.wait.until(left(page))
 
     def text(self) -> str:
         return str(self.find("main").text)
