@@ -74,6 +74,7 @@ VERIFY_BODY: dict[str, Any] = {
             "type": "string",
             "minLength": 1,
             "maxLength": MAX_JWS_LENGTH,
+            "pattern": "^[^\\x00]*$",
             "description": "jwks only: a compact JWS over the payload of the jwks challenge.",
         },
     },
