@@ -7,7 +7,7 @@ from typing import Any
 from protocols import agent_query
 from protocols.a2a_errors import INVALID_PARAMS, RpcError
 from protocols.own_card import QUERY
-from registry.mediatypes import MediaTypeError, parse_media_type
+from registry.mediatypes import schema_json_type
 
 
 def flagged(parts: list[Any]) -> tuple[int, str, Any] | None:
@@ -18,13 +18,8 @@ def flagged(parts: list[Any]) -> tuple[int, str, Any] | None:
         raw = part.get("metadata")
         metadata: dict[str, Any] = raw if isinstance(raw, dict) else {}
         for text in (metadata.get("mimeType"), metadata.get("mediaType"), part.get("mediaType")):
-            if not isinstance(text, str):
-                continue
-            try:
-                media = parse_media_type(text)
-            except MediaTypeError:
-                continue
-            if media.essence == "application/json" and media.schema is not None:
+            media = schema_json_type(text)
+            if media is not None and media.schema is not None:
                 return index, media.schema, part["data"]
     return None
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Any
 
 # RFC 9110 section 5.6.2: tchar.
 TOKEN_CHARS = frozenset(
@@ -182,6 +183,18 @@ def parse_media_type(text: str) -> MediaType:
     if isinstance(outcome, MediaTypeError):
         raise MediaTypeError(str(outcome))
     return outcome
+
+
+def schema_json_type(text: Any) -> MediaType | None:
+    """``text`` parsed when it is ``application/json`` naming a schema (``;schema=X``), else
+    None: what a message part's media type must be for its data to be checked or routed."""
+    if not isinstance(text, str):
+        return None
+    try:
+        media = parse_media_type(text)
+    except MediaTypeError:
+        return None
+    return media if media.essence == "application/json" and media.schema is not None else None
 
 
 _MEMO_MAX_LENGTH = 512

@@ -18,7 +18,7 @@ from typing import Any
 
 from cards.models import Agent, Extension
 from registry.findings import extend_pointer
-from registry.mediatypes import MediaTypeError, parse_media_type
+from registry.mediatypes import schema_json_type
 from schemas_app import budget
 from schemas_app.analysis import validator_for
 from schemas_app.known_extensions import SCHEMAS_EXTENSION_URI
@@ -107,14 +107,8 @@ def _flag(part: Any) -> tuple[str, str, str] | None:
         (metadata, "mediaType", "/metadata/mediaType"),
         (part, "mediaType", "/mediaType"),
     ):
-        text = holder.get(key) if isinstance(holder, dict) else None
-        if not isinstance(text, str):
-            continue
-        try:
-            media = parse_media_type(text)
-        except MediaTypeError:
-            continue
-        if media.essence == "application/json" and media.schema is not None:
+        media = schema_json_type(holder.get(key) if isinstance(holder, dict) else None)
+        if media is not None and media.schema is not None:
             return media.schema, media.canonical, pointer
     return None
 
