@@ -47,6 +47,11 @@ from registry.redis_breaker import Unavailable
 
 logger = logging.getLogger(__name__)
 
+# In the environ of a request already counted against the anonymous limit, with the seconds
+# the client must wait (0.0: allowed): registry/hot_reads.py counts its requests and hands the
+# ones it does not answer to Django with it. Only the server sets keys without ``HTTP_``.
+ANON_COUNTED = "registry.anon_counted"
+
 # Never limited: liveness and readiness probes, static files, the monitoring's scrapes.
 EXEMPT_PREFIXES = ("/healthz", "/readyz", "/static/", "/metrics")
 
@@ -269,13 +274,12 @@ def check(request: HttpRequest, scope: str, rate_text: str) -> HttpResponse | No
     """A 429 answer if this client is over ``rate_text`` in ``scope`` (None to go on)."""
     wait = hit(scope, client_address(request), Rate.parse(rate_text))
     if wait:
-        return too_many(
-            wait,
-            f"Too many requests from this client ({rate_text}); retry later.",
-            path=request.path,
-            request=request,
-        )
+        return too_many(wait, _over(rate_text), path=request.path, request=request)
     return None
+
+
+def _over(rate_text: str) -> str:
+    return f"Too many requests from this client ({rate_text}); retry later."
 
 
 def _user(request: HttpRequest) -> Any:
@@ -327,7 +331,13 @@ class ClientRateLimitMiddleware:
     def __call__(self, request: HttpRequest) -> HttpResponse:
         rate = settings.REGISTRY_ANON_RATE
         if rate and not request.path.startswith(EXEMPT_PREFIXES) and _user(request) is None:
-            limited = check(request, "anon", rate)
+            counted = request.META.get(ANON_COUNTED)
+            if counted is None:
+                limited = check(request, "anon", rate)
+            elif counted:  # counted by registry/hot_reads.py, which left the answer to Django
+                limited = too_many(counted, _over(rate), path=request.path, request=request)
+            else:
+                limited = None
             if limited is not None:
                 return limited
         return self.get_response(request)

@@ -50,7 +50,7 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "registry.settings")
 
 from django.core.wsgi import get_wsgi_application  # noqa: E402
 
-from registry import request_cycle  # noqa: E402
+from registry import hot_reads, request_cycle  # noqa: E402
 from registry.env import env_float, env_int  # noqa: E402
 from registry.serving import (  # noqa: E402
     BODIES_TOO_MANY,
@@ -288,5 +288,5 @@ def _closing() -> list[tuple[str, str]]:
     return [("content-type", "application/problem+json"), ("connection", "close")]
 
 
-application = BufferedWSGI(get_wsgi_application())
+application = BufferedWSGI(hot_reads.wrap(get_wsgi_application()))
 request_cycle.trim()

@@ -69,19 +69,28 @@ def log_answer(request: HttpRequest, response: HttpResponseBase | None, start: f
     request the registry made to itself (a web worker's warm-up) has none."""
     if not logger.isEnabledFor(logging.INFO) or request.META.get(UNCOUNTED):
         return
-    duration_ms = round((time.perf_counter() - start) * 1000, 1)
+    seconds = time.perf_counter() - start
     status = response.status_code if response is not None else 500
-    route = route_of(request)
+    write_line(request, str(request.method), route_of(request), status, seconds)
+
+
+def write_line(
+    request: HttpRequest, method: str, route: str | None, status: int, seconds: float
+) -> None:
+    """The access line itself (also written by registry/hot_reads.py for what it answers)."""
+    if not logger.isEnabledFor(logging.INFO):
+        return
+    duration_ms = round(seconds * 1000, 1)
     client = _client(request)
     logger.info(
         "%s %s %d %.1f ms %s",
-        request.method,
+        method,
         route if route is not None else "(no route)",
         status,
         duration_ms,
         client,
         extra={
-            "method": request.method,
+            "method": method,
             "route": route,
             "status": status,
             "duration_ms": duration_ms,

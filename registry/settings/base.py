@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from registry.env import env_bool
+from registry.env import env_bool, env_list
 
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
 
@@ -62,6 +62,12 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     # django-prometheus's, with client-sent methods folded into "other" (issue 43).
     "registry.metrics_requests.PrometheusAfterMiddleware",
+]
+
+# The plain anonymous GETs answered without walking MIDDLEWARE (registry/hot_reads.py): URL
+# names, comma-separated, or ``off``. Each is answered exactly as through the middleware.
+REGISTRY_HOT_READS = [
+    name for name in env_list("REGISTRY_HOT_READS", ["healthz", "agent-detail"]) if name != "off"
 ]
 
 ROOT_URLCONF = "registry.urls"
