@@ -70,20 +70,23 @@ class _Counting:
 
 def counted_cursor(cursor_class: type[Any], alias: str, vendor: str) -> type[Any]:
     """``cursor_class`` with its statements counted (see the module's docstring)."""
-    labels = {"alias": alias, "vendor": vendor}
     counting = _Counting(alias, vendor)
+    # The labelled series, looked up once: labels() checks and converts on every call.
+    executed = execute_total.labels(alias, vendor)
+    executed_many = execute_many_total.labels(alias, vendor)
+    duration = query_duration_seconds.labels(alias=alias, vendor=vendor)
 
     class CountedCursor(cursor_class):
         def execute(self, *args: Any, **kwargs: Any) -> Any:
-            execute_total.labels(alias, vendor).inc()
-            with query_duration_seconds.labels(**labels).time(), counting:
+            executed.inc()
+            with duration.time(), counting:
                 return super().execute(*args, **kwargs)
 
         def executemany(self, query: Any, param_list: Any, *args: Any, **kwargs: Any) -> Any:
             params = list(param_list)  # counted first: it may be a generator
-            execute_total.labels(alias, vendor).inc(len(params))
-            execute_many_total.labels(alias, vendor).inc(len(params))
-            with query_duration_seconds.labels(**labels).time(), counting:
+            executed.inc(len(params))
+            executed_many.inc(len(params))
+            with duration.time(), counting:
                 return super().executemany(query, params, *args, **kwargs)
 
     CountedCursor.__name__ = CountedCursor.__qualname__ = f"Counted{cursor_class.__name__}"
