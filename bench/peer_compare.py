@@ -575,7 +575,11 @@ def main() -> None:
         if args.reseed or count(args.ours_db, "cards_agent") != args.agents:
             seed_ours(args)
         agents = ours_agents(args.ours_db)
-        if args.reseed or count(args.peer_db, "agents") != len(agents):
+        if (
+            args.reseed
+            or count(args.peer_db, "agents") != len(agents)
+            or not peer_holds(args.peer_db, agents[0][0])
+        ):  # the peer is seeded with our ids: another database of ours seeds it again
             peer_database(args, backend)
             seed_peer(args, agents)
         print(f"{len(agents)} agents in both ({time.monotonic() - t0:.0f}s)", flush=True)
@@ -638,6 +642,15 @@ def count(database_url: str, table: str) -> int:
     except psycopg.Error:
         return -1
     return int(row[0]) if row else -1
+
+
+def peer_holds(database_url: str, agent_id: Any) -> bool:
+    """Whether the peer's ``agents`` table holds ``agent_id`` (seeded from this database)."""
+    import psycopg
+
+    with psycopg.connect(database_url) as conn:
+        row = conn.execute("SELECT 1 FROM agents WHERE id = %s", [agent_id]).fetchone()
+    return row is not None
 
 
 def top_tags(database_url: str) -> list[str]:
