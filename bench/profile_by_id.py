@@ -1,10 +1,11 @@
 """Where the CPU of one fetch by id goes: the WSGI application called in-process, profiled.
 
 Calls ``registry.wsgi.application`` directly with a WSGI environ (what gunicorn does, without
-the socket), for ``--requests`` requests over a sample of agent ids, after a warm-up, with the
-production middleware and the anonymous limiter on (its rate raised: one address sends all).
-Prints the mean wall and CPU time per request and the cProfile functions by cumulative time;
-with ``--layers``, each middleware's own time per request instead (and the view's, and the WSGI
+the socket; ``--through django`` calls Django's own application, without the hot reads), for
+``--requests`` requests over a sample of agent ids, after a warm-up, with the production
+middleware and the anonymous limiter on (its rate raised: one address sends all). Prints the
+mean wall and CPU time per request and the cProfile functions by cumulative time; with
+``--layers``, each middleware's own time per request instead (and the view's, and the WSGI
 handler's outside them).
 
     .venv/bin/python bench/profile_by_id.py \\
@@ -116,10 +117,22 @@ def main() -> None:
         help="time the short cut (cards/api/by_id.py) and the DRF view, interleaved, ROUNDS "
         "rounds of --requests each, and print the medians (no profile)",
     )
+    parser.add_argument(
+        "--through",
+        choices=("served", "django"),
+        default="served",
+        help="served: the application as served (registry/hot_reads.py in front: a plain fetch "
+        "by id and /healthz skip the middleware); django: Django's own, every request through "
+        "the middleware (as with REGISTRY_HOT_READS=off)",
+    )
     args = parser.parse_args()
     setup(args.database_url, args.redis_url)
     layers = timed_layers() if args.layers else None
-    from registry.wsgi import application
+    from registry import wsgi
+
+    application = wsgi.application if args.through == "served" else wsgi.django_application
+    if layers is not None:
+        application = wsgi.django_application  # the layers are the middleware's
 
     paths = agent_paths(args.path_template)
     statuses: dict[str, int] = {}
