@@ -145,7 +145,9 @@ def main() -> None:
         for k in range(n):
             result = application(environ(paths[k % len(paths)], extra), start_response)
             b"".join(result)
-            result.close()
+            close = getattr(result, "close", None)  # a hot read's answer is a plain list
+            if close is not None:
+                close()
 
     run(500)
     if args.compare:
