@@ -81,7 +81,7 @@ REPRODUCED = (
     "registry.metrics_requests.PrometheusAfterMiddleware",
 )
 
-_PLAIN_ACCEPT = frozenset({"", "*/*", "application/json"})
+_PLAIN_ACCEPT = frozenset({None, "*/*", "application/json"})  # None: no Accept at all
 # A route's parameters the hot path can check and convert, with a value to try the route with.
 _SAMPLES: dict[type[Any], Any] = {converters.UUIDConverter: uuid.UUID(int=0)}
 
@@ -182,7 +182,7 @@ class HotReads:
             or environ.get("QUERY_STRING")
             or environ.get("SCRIPT_NAME")
             or "HTTP_AUTHORIZATION" in environ
-            or environ.get("HTTP_ACCEPT", "") not in _PLAIN_ACCEPT
+            or environ.get("HTTP_ACCEPT") not in _PLAIN_ACCEPT
             or environ.get("CONTENT_LENGTH", "0") not in ("", "0")
             or "HTTP_TRANSFER_ENCODING" in environ
             or environ.get(UNCOUNTED)

@@ -213,6 +213,7 @@ def test_the_same_series_and_access_lines(
         ("/api/v1/agents/{pk}", {"HTTP_AUTHORIZATION": "Token nope"}),
         ("/api/v1/agents/{pk}", {"HTTP_COOKIE": "sessionid=abc"}),
         ("/api/v1/agents/{pk}", {"HTTP_ACCEPT": "text/html"}),
+        ("/api/v1/agents/{pk}", {"HTTP_ACCEPT": ""}),
         ("/api/v1/agents/{pk}", {"CONTENT_LENGTH": "3"}),
         ("/api/v1/agents/{pk}", {UNCOUNTED: "1"}),
         ("/api/v1/agents/{pk}/", {}),
