@@ -22,7 +22,7 @@ from django.db.models import Q, QuerySet
 from django.db.models.expressions import RawSQL
 
 from cards.models import Agent
-from registry.compiled import among, uuid_array
+from registry.compiled import among, prepared_cursor, uuid_array
 
 _WORD = re.compile(r"[^\W_]{2,}")
 # Words that say nothing about the need in a registry of agents (every card has them).
@@ -58,8 +58,8 @@ def _lexemes(text: str) -> tuple[str, ...]:
 @lru_cache(maxsize=4096)
 def _stemmed(words: str) -> tuple[str, ...]:
     """PostgreSQL's English lexemes of ``words`` (kept per process: the same need is asked
-    again, and the stemming never changes)."""
-    with connection.cursor() as cursor:
+    again, and the stemming never changes); the statement is prepared once per connection."""
+    with prepared_cursor(connection) as cursor:
         cursor.execute("SELECT tsvector_to_array(to_tsvector('english'::regconfig, %s))", [words])
         row = cursor.fetchone()
     return tuple(lexeme for lexeme in (row[0] if row else []) if "'" not in lexeme)[:12]
@@ -77,8 +77,12 @@ def _condition_of(agents: QuerySet[Agent]) -> tuple[str | None, list[Any]] | Non
     it keeps no agent, and None when ``agents`` is more than a condition on that table (joins,
     annotations, slices: then Django builds the query)."""
     query = agents.query
+    # A condition on a foreign key's column (the gate's ``latest_snapshot__isnull=False``)
+    # leaves the related table in ``alias_map`` with no reference: Django's FROM clause skips
+    # such an alias (a trimmed join), and so does this test.
+    joined = [alias for alias, refs in query.alias_refcount.items() if refs]
     if (
-        len(query.alias_map) != 1
+        joined != [query.base_table]
         or query.distinct
         or query.is_sliced
         or query.combinator

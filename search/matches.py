@@ -58,8 +58,13 @@ class Match(tuple[uuid.UUID, int]):
         }
 
     def why_json(self) -> str:
-        """:meth:`why` as JSON members, to append to a JSON object's text."""
-        return ",".join(f"{json.dumps(k)}:{json.dumps(v)}" for k, v in self.why().items())
+        """:meth:`why` as JSON members, to append to a JSON object's text (written directly:
+        one ``json.dumps`` for the skill's name instead of six a result)."""
+        name = self.matched_skill
+        return (
+            f'"score":{int(self.score)},"confident":{"true" if self.confident else "false"},'
+            f'"matched_skill":{"null" if name is None else json.dumps(name)}'
+        )
 
     def explained(self, document: str) -> str:
         """``document``, the text of a JSON object (a stored summary), with :meth:`why`'s

@@ -234,9 +234,13 @@ class VectorIndex:
         at_list: list[int] = []
         where: list[int] = []
         delta, position = self.delta, self.snapshot.position
-        for i, pk in enumerate(ids):
-            # A UUID's hash is computed in Python: no look-up in an empty delta.
-            entry = delta.get(pk) if delta else None
+        if not delta:  # the usual case: each agent is the snapshot's, or has no vector
+            found_at = [position.get(pk) for pk in ids]
+            where = [i for i, at in enumerate(found_at) if at is not None]
+            at_list = [at for at in found_at if at is not None]
+        # A UUID's hash is computed in Python: no look-up in an empty delta (above).
+        for i, pk in enumerate(ids if delta else ()):
+            entry = delta.get(pk)
             if entry is not None:
                 seq, rows = entry
                 agent_hub, row_hubs = self._hubs(pk, seq, rows, refs)
