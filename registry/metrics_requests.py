@@ -57,6 +57,21 @@ UNCOUNTED = "registry.uncounted"
 _CHILDREN_CACHED = 4096
 
 
+def kept_child(
+    children: dict[tuple[Any, ...], Any], key: tuple[Any, ...], metric: Any, labels: Any
+) -> Any:
+    """``metric``'s child for ``labels`` (a dict by name, or the values in order), looked up
+    once and kept in ``children`` under ``key``: ``labels()`` checks the names, converts every
+    value and takes the registry's lock on each call. The label values are from closed sets
+    (the module's docstring); the cache stops growing at a bound all the same."""
+    child = children.get(key)
+    if child is None:
+        child = metric.labels(**labels) if isinstance(labels, dict) else metric.labels(*labels)
+        if len(children) < _CHILDREN_CACHED:
+            children[key] = child
+    return child
+
+
 def counted(request: HttpRequest) -> bool:
     """Whether ``request`` is traffic (not one the registry made to itself)."""
     return not request.META.get(UNCOUNTED)
@@ -118,16 +133,7 @@ class PrometheusAfterMiddleware(CountingAfterMiddleware):
             return metric
         if "method" in labels:
             labels["method"] = method_label(labels["method"])
-        # The labelled child, looked up once per label set: metric.labels() checks the names,
-        # converts every value and takes the registry's lock on each call. Every label value
-        # is from a closed set (the module's docstring), so the cache stays small.
-        key = (id(metric), *labels.items())
-        child = self._children.get(key)
-        if child is None:
-            child = metric.labels(**labels)
-            if len(self._children) < _CHILDREN_CACHED:
-                self._children[key] = child
-        return child
+        return kept_child(self._children, (id(metric), *labels.items()), metric, labels)
 
 
 class PrometheusBeforeMiddleware(CountingBeforeMiddleware):
@@ -170,13 +176,7 @@ class AnswerSeries:
         self._children: dict[tuple[Any, ...], Any] = {}
 
     def _child(self, metric: Any, *values: str) -> Any:
-        key = (id(metric), *values)
-        child = self._children.get(key)
-        if child is None:
-            child = metric.labels(*values)
-            if len(self._children) < _CHILDREN_CACHED:
-                self._children[key] = child
-        return child
+        return kept_child(self._children, (id(metric), *values), metric, values)
 
     def answered(
         self,

@@ -104,12 +104,16 @@ def _connections_kept() -> Iterator[None]:
     from django.core import signals
     from django.db import close_old_connections
 
-    for signal in (signals.request_started, signals.request_finished):
-        signal.disconnect(close_old_connections)
+    signals_cut = [
+        signal
+        for signal in (signals.request_started, signals.request_finished)
+        if signal.disconnect(close_old_connections)
+    ]
     try:
         yield
     finally:
-        signals.request_finished.connect(close_old_connections)
+        for signal in signals_cut:  # as they were (the serving modules trim the first one)
+            signal.connect(close_old_connections)
 
 
 def make_apps() -> tuple[HotReads, WSGIHandler]:

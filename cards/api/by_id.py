@@ -23,7 +23,6 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
-from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 from django.utils.cache import patch_vary_headers
 from rest_framework.renderers import JSONRenderer
@@ -32,8 +31,8 @@ from cards.api.common import JSON, json_response
 from cards.reads import documents
 from cards.reads.gate import ANONYMOUS
 from registry.errors import PROBLEM_CONTENT_TYPE, ProblemError
+from registry.hot_reads import anonymous_json_read
 
-_PLAIN_ACCEPT = (None, "*/*", JSON)
 _SAFE = ("GET", "HEAD")
 # Set by DRF's test client (APIClient.force_authenticate) on the Django request.
 _FORCED = ("_force_auth_user", "_force_auth_token")
@@ -43,12 +42,7 @@ View = Callable[..., HttpResponse]
 
 def is_plain(request: HttpRequest) -> bool:
     """Whether DRF would treat ``request`` as an anonymous JSON read with nothing to check."""
-    meta = request.META
-    if request.method not in _SAFE or meta.get("QUERY_STRING") or "HTTP_AUTHORIZATION" in meta:
-        return False
-    if meta.get("HTTP_ACCEPT") not in _PLAIN_ACCEPT:
-        return False
-    if "HTTP_COOKIE" in meta and settings.SESSION_COOKIE_NAME in request.COOKIES:
+    if request.method not in _SAFE or not anonymous_json_read(request.META):
         return False
     return not any(getattr(request, name, None) is not None for name in _FORCED)
 
